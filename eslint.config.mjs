@@ -1,0 +1,79 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import nx from '@nx/eslint-plugin';
+import prettier from 'eslint-config-prettier';
+
+// Layering: apps -> feature libs -> platform (observability) -> shared libs.
+// `testing` (the emulator and receiver) is only reachable from tests and tools.
+const layers = [
+  {
+    sourceTag: 'type:app',
+    onlyDependOnLibsWithTags: ['type:feature', 'type:platform', 'type:shared'],
+  },
+  { sourceTag: 'type:feature', onlyDependOnLibsWithTags: ['type:platform', 'type:shared'] },
+  { sourceTag: 'type:platform', onlyDependOnLibsWithTags: ['type:shared'] },
+  { sourceTag: 'type:shared', onlyDependOnLibsWithTags: ['type:shared'] },
+  { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:shared'] },
+  { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:shared', 'type:testing'] },
+];
+const withTesting = layers.map((c) =>
+  c.sourceTag === 'type:tool'
+    ? c
+    : { ...c, onlyDependOnLibsWithTags: [...c.onlyDependOnLibsWithTags, 'type:testing'] },
+);
+const tests = ['**/*.spec.ts', '**/*.e2e-spec.ts', '**/test/**/*.ts'];
+
+export default tseslint.config(
+  {
+    ignores: [
+      '**/node_modules',
+      '**/dist',
+      '.nx',
+      'coverage',
+      'tmp',
+      'data',
+      '**/*.js',
+      '**/*.mjs',
+      '**/*.cjs',
+    ],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  { plugins: { '@nx': nx } },
+  {
+    files: ['**/*.ts'],
+    rules: {
+      '@nx/enforce-module-boundaries': [
+        'error',
+        { enforceBuildableLibDependency: false, allow: [], depConstraints: layers },
+      ],
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[object.name='process'][property.name='env']",
+          message: 'Read environment variables only in libs/config.',
+        },
+      ],
+    },
+  },
+  {
+    files: tests,
+    rules: {
+      '@nx/enforce-module-boundaries': [
+        'error',
+        { enforceBuildableLibDependency: false, allow: [], depConstraints: withTesting },
+      ],
+      'no-restricted-syntax': 'off',
+    },
+  },
+  {
+    files: ['libs/config/**/*.ts', 'libs/testing/**/*.ts', 'tools/**/*.ts'],
+    rules: { 'no-restricted-syntax': 'off' },
+  },
+  prettier,
+);

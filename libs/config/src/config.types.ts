@@ -1,0 +1,109 @@
+import type { Secret } from './secret';
+
+export type BotMode = 'polling' | 'webhook';
+export type Ordering = 'chat' | 'strict' | 'none';
+export type DeliveryFormat = 'update' | 'envelope';
+export type SignatureScheme = 'relaygram-v1' | 'standard-webhooks';
+
+export const BOT_MODES: readonly BotMode[] = ['polling', 'webhook'];
+export const ORDERINGS: readonly Ordering[] = ['chat', 'strict', 'none'];
+export const DELIVERY_FORMATS: readonly DeliveryFormat[] = ['update', 'envelope'];
+export const SIGNATURE_SCHEMES: readonly SignatureScheme[] = ['relaygram-v1', 'standard-webhooks'];
+
+/** Bot API methods no client, route or webhook reply may call (SPEC section 6). */
+export const RESERVED_METHODS: readonly string[] = [
+  'getupdates',
+  'setwebhook',
+  'deletewebhook',
+  'logout',
+  'close',
+];
+
+export interface RedisConfig {
+  readonly url: string;
+  readonly prefix: string;
+}
+
+export interface TelegramConfig {
+  /** Bot API root without a trailing slash, e.g. https://api.telegram.org */
+  readonly apiBase: string;
+}
+
+export interface WebhookConfig {
+  readonly url: string;
+  readonly secretTokenEnv: string;
+  readonly secretToken: Secret;
+  readonly maxConnections: number;
+  readonly manage: boolean;
+}
+
+export interface BotConfig {
+  readonly id: string;
+  readonly tokenEnv: string;
+  readonly token: Secret;
+  /** The number before the colon of the token (the bot's user id); '' when not known. */
+  readonly numericId: string;
+  readonly username?: string;
+  readonly mode: BotMode;
+  readonly allowedUpdates: readonly string[];
+  readonly default: boolean;
+  readonly webhook?: WebhookConfig;
+}
+
+export interface RetryConfig {
+  readonly maxAgeMs: number;
+  readonly backoffCapMs: number;
+  readonly maxConsecutive5xx: number;
+}
+
+export interface RouteMatch {
+  readonly updateTypes?: readonly string[];
+  readonly userIds?: readonly number[];
+  readonly chatIds?: readonly number[];
+  /** Lower-cased, with the leading slash: `/admin`. */
+  readonly commands?: readonly string[];
+  readonly callbackPrefixes?: readonly string[];
+}
+
+export interface RouteConfig {
+  readonly name: string;
+  /** The bots this route takes updates from; every configured bot when the key is absent. */
+  readonly bots: readonly string[];
+  readonly targetUrl: string;
+  readonly match?: RouteMatch;
+  readonly format: DeliveryFormat;
+  readonly ordering: Ordering;
+  readonly concurrency: number;
+  readonly timeoutMs: number;
+  readonly signingSecretEnv?: string;
+  readonly signingSecret?: Secret;
+  readonly signature: SignatureScheme;
+  readonly serviceTokenEnv?: string;
+  readonly serviceToken?: Secret;
+  readonly telegramSecretTokenEnv?: string;
+  readonly telegramSecretToken?: Secret;
+  readonly webhookReply: boolean;
+  readonly retry: RetryConfig;
+}
+
+export interface ClientConfig {
+  readonly name: string;
+  readonly tokenEnv: string;
+  readonly token: Secret;
+  readonly bots: readonly string[];
+  /** Allowed Bot API methods, lower-cased; undefined means every method but the reserved ones. */
+  readonly methods?: readonly string[];
+}
+
+/** The validated, frozen configuration. */
+export interface RelaygramConfig {
+  readonly redis: RedisConfig;
+  readonly telegram: TelegramConfig;
+  readonly bots: readonly BotConfig[];
+  readonly routes: readonly RouteConfig[];
+  readonly clients: readonly ClientConfig[];
+  /** Non-fatal findings (a route without any secret...), one line each with its YAML path. */
+  readonly warnings: readonly string[];
+  /** The file it was loaded from. */
+  readonly source: string;
+}

@@ -1,0 +1,6 @@
+export * from './config.types';
+export * from './secret';
+export * from './runtime-env';
+export * from './loader';
+export * from './config.service';
+export * from './config.module';

@@ -1,0 +1,77 @@
+import { Secret } from './secret';
+
+export type ServiceName = 'ingress' | 'dispatcher' | 'gateway' | 'standalone';
+
+/** Public port of each app when PORT is not set (SPEC section 1). */
+export const DEFAULT_PORTS: Readonly<Record<ServiceName, number>> = Object.freeze({
+  ingress: 3000,
+  gateway: 3001,
+  dispatcher: 3002,
+  standalone: 3000,
+});
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Process settings that come from the environment rather than the YAML file. */
+export interface RuntimeEnv {
+  readonly configPath: string;
+  readonly port: number;
+  readonly host: string;
+  readonly adminPort: number;
+  readonly adminHost: string;
+  readonly adminToken?: Secret;
+  readonly logLevel: LogLevel;
+  readonly redisUrl?: string;
+  readonly telegramApiBase?: string;
+}
+
+export class RuntimeEnvError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('\n'));
+    this.name = 'RuntimeEnvError';
+  }
+}
+
+function port(name: string, raw: string | undefined, fallback: number, problems: string[]): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0 || value > 65535) {
+    problems.push(`${name}: must be a port number from 0 to 65535`);
+    return fallback;
+  }
+  return value;
+}
+
+export function readRuntimeEnv(
+  service: ServiceName,
+  env: NodeJS.ProcessEnv = process.env,
+): RuntimeEnv {
+  const problems: string[] = [];
+  const portValue = port('PORT', env.PORT, DEFAULT_PORTS[service], problems);
+  const adminPort = port(
+    'ADMIN_PORT',
+    env.ADMIN_PORT,
+    portValue === 0 ? 0 : portValue + 100,
+    problems,
+  );
+  if (adminPort !== 0 && adminPort === portValue) {
+    problems.push('ADMIN_PORT: must differ from PORT (the management listener is a separate port)');
+  }
+  const logLevel = (env.LOG_LEVEL || 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    problems.push(`LOG_LEVEL: must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+  if (problems.length) throw new RuntimeEnvError(problems);
+  return Object.freeze({
+    configPath: env.RELAYGRAM_CONFIG || 'config/relaygram.yaml',
+    port: portValue,
+    host: env.HOST || '0.0.0.0',
+    adminPort,
+    adminHost: env.ADMIN_HOST || '127.0.0.1',
+    adminToken: env.ADMIN_TOKEN ? new Secret(env.ADMIN_TOKEN) : undefined,
+    logLevel: logLevel as LogLevel,
+    redisUrl: env.REDIS_URL || undefined,
+    telegramApiBase: env.TELEGRAM_API_BASE || undefined,
+  });
+}

@@ -1,0 +1,4 @@
+export * from './queue-names';
+export * from './lanes';
+export * from './outcomes';
+export * from './redis-keys';

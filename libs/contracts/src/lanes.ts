@@ -1,0 +1,41 @@
+/**
+ * A lane is the unit of order: deliveries in one lane go one at a time, in the order
+ * ingress accepted them. Lane ids are `<route>.<bot>.<key>`; names are `[a-z0-9-]`,
+ * so `.` separates them unambiguously, and ids carry no `:` (BullMQ job ids may not).
+ */
+export type LaneKey =
+  | { kind: 'chat'; chatId: number | string }
+  | { kind: 'user'; userId: number | string }
+  | { kind: 'shared' }
+  | { kind: 'single'; deliveryId: string };
+
+export function laneId(route: string, bot: string, key: LaneKey): string {
+  switch (key.kind) {
+    case 'chat':
+      return `${route}.${bot}.c${key.chatId}`;
+    case 'user':
+      return `${route}.${bot}.u${key.userId}`;
+    case 'shared':
+      return `${route}.${bot}.all`;
+    case 'single':
+      return `${route}.${bot}.d${key.deliveryId}`;
+  }
+}
+
+export interface ParsedLaneId {
+  route: string;
+  bot: string;
+  key: string;
+}
+
+export function parseLaneId(id: string): ParsedLaneId {
+  const first = id.indexOf('.');
+  const second = id.indexOf('.', first + 1);
+  if (first <= 0 || second <= first + 1) throw new Error(`not a lane id: ${id}`);
+  return { route: id.slice(0, first), bot: id.slice(first + 1, second), key: id.slice(second + 1) };
+}
+
+/** BullMQ job id of a lane's drain job for one schedule generation. */
+export function drainJobId(lane: string, gen: number): string {
+  return `${lane}.${gen}`;
+}

@@ -1,0 +1,93 @@
+/**
+ * Every Redis key Relaygram writes, under one configured prefix. On Redis Cluster the
+ * prefix is a hash tag (`{relaygram}`) so that every key, BullMQ's included, lands in
+ * one slot and the multi-key scripts stay legal.
+ */
+export class RedisKeys {
+  constructor(readonly prefix: string) {
+    if (!prefix || /[\s:]/.test(prefix.replace(/^\{[^}]*\}$/, 'x'))) {
+      throw new Error('redis.prefix: must be a non-empty name without spaces or colons');
+    }
+  }
+
+  /** BullMQ's `prefix` option: its keys become `<prefix>:bull:<queue>:...`. */
+  get bullPrefix(): string {
+    return `${this.prefix}:bull`;
+  }
+
+  /** Bitmap of seen update_ids of one bot, one bit per id in a block of DEDUP_BLOCK_BITS. */
+  dedup(bot: string, block: number): string {
+    return `${this.prefix}:dedup:${bot}:${block}`;
+  }
+
+  /** A lane: list of encoded deliveries, head first. */
+  lane(lane: string): string {
+    return `${this.prefix}:lane:${lane}`;
+  }
+
+  /** Hash of a scheduled lane: schedule generation, and the head's attempt state. */
+  laneState(lane: string): string {
+    return `${this.prefix}:lane-state:${lane}`;
+  }
+
+  /** Set of the non-empty lanes of one route. */
+  routeLanes(route: string): string {
+    return `${this.prefix}:route-lanes:${route}`;
+  }
+
+  /** Hash of one route's counters: queued, delivered, dead, last_error... */
+  routeStats(route: string): string {
+    return `${this.prefix}:route-stats:${route}`;
+  }
+
+  /** Set of every route that ever had a lane, for reconciliation after a reload. */
+  get routes(): string {
+    return `${this.prefix}:routes`;
+  }
+
+  /** Global counter of lane schedule generations (drain job ids never repeat). */
+  get laneSeq(): string {
+    return `${this.prefix}:lane-seq`;
+  }
+
+  /** Hash of one dead letter. */
+  deadLetter(deliveryId: string): string {
+    return `${this.prefix}:dead:${deliveryId}`;
+  }
+
+  /** Sorted set of all dead letters by time of death. */
+  get deadIndex(): string {
+    return `${this.prefix}:dead-index`;
+  }
+
+  deadByRoute(route: string): string {
+    return `${this.prefix}:dead-route:${route}`;
+  }
+
+  deadByBot(bot: string): string {
+    return `${this.prefix}:dead-bot:${bot}`;
+  }
+
+  /** The one poller of a bot holds this lease. */
+  pollerLease(bot: string): string {
+    return `${this.prefix}:poller-lease:${bot}`;
+  }
+
+  /** Next getUpdates offset of a polling bot. */
+  pollerOffset(bot: string): string {
+    return `${this.prefix}:poller-offset:${bot}`;
+  }
+
+  /** Hash with a bot's ingress state (poller or webhook watcher), shared across replicas. */
+  botState(bot: string): string {
+    return `${this.prefix}:bot-state:${bot}`;
+  }
+
+  /** Lock held by the replica that runs setWebhook for a bot. */
+  webhookLock(bot: string): string {
+    return `${this.prefix}:webhook-lock:${bot}`;
+  }
+}
+
+/** update_ids per dedup bitmap: 65,536 bits = 8 KiB per block, 1 bit per update. */
+export const DEDUP_BLOCK_BITS = 65_536;

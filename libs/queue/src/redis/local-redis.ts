@@ -1,0 +1,150 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { delimiter, join } from 'node:path';
+import { accessSync, constants } from 'node:fs';
+
+export interface LocalRedis {
+  url: string;
+  /** PID of the redis-server we started, or undefined when an existing one answered. */
+  pid?: number;
+  stop(): Promise<void>;
+}
+
+export interface StartRedisOptions {
+  /** Keep an append-only file in this directory; without it nothing is written to disk. */
+  dataDir?: string;
+  port?: number;
+  /** How long to wait for the new server to answer PING. */
+  readyTimeoutMs?: number;
+}
+
+export class RedisServerNotFoundError extends Error {
+  constructor() {
+    super(
+      'No Redis answers on 127.0.0.1:6379 and there is no redis-server on PATH. ' +
+        'Install one (apt-get install redis-server, or brew install redis), ' +
+        'start one with `docker compose up redis`, or set REDIS_URL.',
+    );
+    this.name = 'RedisServerNotFoundError';
+  }
+}
+
+/** True when something on host:port answers a RESP PING within the timeout. */
+export function redisAnswers(host: string, port: number, timeoutMs = 500): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    let settled = false;
+    const done = (ok: boolean) => {
+      if (settled) return;
+      settled = true;
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('*1\r\n$4\r\nPING\r\n'));
+    socket.on('data', (chunk) => {
+      const text = chunk.toString('utf8');
+      // A protected server answers -NOAUTH: it is a Redis, just not ours to use.
+      done(text.startsWith('+PONG') || text.startsWith('-NOAUTH'));
+    });
+  });
+}
+
+export function findRedisServer(): string | undefined {
+  // eslint-disable-next-line no-restricted-syntax -- PATH lookup, not configuration
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, 'redis-server');
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not in this directory
+    }
+  }
+  return undefined;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts redis-server as a child of this process on loopback. With `dataDir` it keeps
+ * an AOF (appendfsync everysec) there, so a crash of this process loses nothing Redis
+ * acknowledged; without it the server keeps nothing on disk.
+ */
+export async function startRedisServer(options: StartRedisOptions = {}): Promise<LocalRedis> {
+  const binary = findRedisServer();
+  if (!binary) throw new RedisServerNotFoundError();
+  const port = options.port ?? (await freePort());
+  const args = [
+    '--bind',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--save',
+    '',
+    '--protected-mode',
+    'yes',
+  ];
+  if (options.dataDir) {
+    mkdirSync(options.dataDir, { recursive: true });
+    args.push('--dir', options.dataDir, '--appendonly', 'yes', '--appendfsync', 'everysec');
+  } else {
+    args.push('--appendonly', 'no');
+  }
+  args.push('--maxmemory-policy', 'noeviction');
+  const child: ChildProcess = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString('utf8')).slice(-2000);
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 10_000);
+  while (!(await redisAnswers('127.0.0.1', port, 200))) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(
+        `redis-server did not start on 127.0.0.1:${port}: ${stderr.trim() || 'no output'}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    pid: child.pid,
+    async stop() {
+      if (child.exitCode !== null) return;
+      // SIGTERM lets redis-server flush its AOF before it exits.
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/**
+ * The Redis to use when none is configured: 127.0.0.1:6379 if it answers, else a
+ * redis-server child (see startRedisServer).
+ */
+export async function localRedis(options: StartRedisOptions = {}): Promise<LocalRedis> {
+  if (await redisAnswers('127.0.0.1', 6379)) {
+    return { url: 'redis://127.0.0.1:6379', stop: async () => undefined };
+  }
+  return startRedisServer(options);
+}

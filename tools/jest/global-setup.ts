@@ -1,0 +1,18 @@
+// Jest loads global setup outside moduleNameMapper, hence the relative import.
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { localRedis, type LocalRedis } from '../../libs/queue/src/redis/local-redis';
+
+declare global {
+  var __relaygramTestRedis: LocalRedis | undefined;
+}
+
+/**
+ * Every test talks to a real Redis: REDIS_URL when set, else 127.0.0.1:6379 when it
+ * answers, else a throwaway redis-server from PATH on a free port.
+ */
+export default async function globalSetup(): Promise<void> {
+  if (process.env.REDIS_URL) return;
+  const redis = await localRedis();
+  process.env.REDIS_URL = redis.url;
+  globalThis.__relaygramTestRedis = redis;
+}
