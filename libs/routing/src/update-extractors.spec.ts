@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { UPDATE_SAMPLES, VARIANT_SAMPLES } from './fixtures/updates.fixture';
+import { UPDATE_SAMPLES, VARIANT_SAMPLES, sampleUpdate } from './fixtures/updates.fixture';
+import { command } from './command-parser';
 import { actorId, callbackData, chatId, updateType } from './update-extractors';
 import { UPDATE_TYPES, isKnownUpdateType, type Update, type UpdateType } from './update.types';
 
@@ -84,6 +85,17 @@ describe('UPDATE_TYPES', () => {
     expect(isKnownUpdateType('story_reply')).toBe(false);
     expect(isKnownUpdateType('constructor')).toBe(false);
     expect(isKnownUpdateType('__proto__')).toBe(false);
+  });
+});
+
+describe('samples', () => {
+  it('are frozen, and sampleUpdate hands out changeable copies', () => {
+    expect(Object.isFrozen(UPDATE_SAMPLES.message.message)).toBe(true);
+    const copy = sampleUpdate('message', 5) as { update_id: number; message: { text: string } };
+    copy.message.text = '/changed';
+    expect(copy.update_id).toBe(5);
+    expect(sampleUpdate('futureType').update_id).toBe(VARIANT_SAMPLES.futureType.update_id);
+    expect(command(UPDATE_SAMPLES.message, 'ThisBot')).toBe('/orders');
   });
 });
 
