@@ -1,0 +1,510 @@
+import { performance } from 'node:perf_hooks';
+import { Readable } from 'node:stream';
+import { inspect } from 'node:util';
+import { Pool, type Dispatcher } from 'undici';
+import {
+  assertMethodName,
+  assertTokenShape,
+  encodeFilePath,
+  normalizeQuery,
+  parseApiBase,
+} from './bot-api-paths';
+import { CallGuard } from './call-guard';
+import { urlencodedBody } from './form-fields';
+import { createMultipartBody, type MultipartFields, type MultipartFile } from './multipart-body';
+import { errorCodeOf, networkReason } from './network-failure';
+import { redactToken } from './redact-token';
+import { relayBody, type RequestBodyFailure } from './request-body';
+import {
+  TelegramAbortError,
+  TelegramError,
+  TelegramNetworkError,
+  TelegramRequestError,
+  TelegramTimeoutError,
+} from './telegram.errors';
+import {
+  CALL_ABORTED,
+  CALL_NETWORK_ERROR,
+  CALL_TIMEOUT,
+  type CallOptions,
+  type ForwardRequest,
+  type StreamedResponse,
+  type TelegramCallEvent,
+  type TelegramClientOptions,
+  type TelegramUser,
+} from './telegram.types';
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_CONNECTIONS = 16;
+// Telegram's front ends keep idle connections longer; undici also honours a
+// `Keep-Alive: timeout=` hint, so this only bounds how long an idle socket is reused.
+const KEEP_ALIVE_MS = 10_000;
+// Room past getUpdates' own `timeout` for Telegram to answer an expired long poll.
+const LONG_POLL_SLACK_MS = 10_000;
+// A JSON answer larger than this is not a Bot API answer (getUpdates tops out at a few MB).
+const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+const MAX_DESCRIPTION_CHARS = 1024;
+const PASSED_HEADERS = [
+  'content-type',
+  'content-length',
+  'content-disposition',
+  'last-modified',
+  'etag',
+  'cache-control',
+] as const;
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
+
+interface OutgoingBody {
+  contentType: string;
+  body: string | Buffer | Readable;
+  contentLength?: number;
+  failure?: () => RequestBodyFailure | undefined;
+}
+
+interface RawAnswer {
+  ok: boolean;
+  result?: unknown;
+  error_code?: unknown;
+  description?: unknown;
+  parameters?: unknown;
+}
+
+/**
+ * A Bot API client for one bot over one keep-alive connection pool.
+ *
+ * The token lives only in the request paths built here, in private fields. Every
+ * error thrown is one of this lib's own types built from safe fields; undici's
+ * errors are reduced to their code name and the API host:port, never attached.
+ */
+export class TelegramClient {
+  readonly botId?: string;
+  readonly #pool: Pool;
+  readonly #botPath: string;
+  readonly #filePath: string;
+  readonly #hostPort: string;
+  readonly #secrets: readonly string[];
+  readonly #timeoutMs: number;
+  readonly #onCall?: (event: TelegramCallEvent) => void;
+  #closing?: Promise<void>;
+
+  constructor(options: TelegramClientOptions) {
+    const token = options.token.reveal();
+    assertTokenShape(token);
+    const api = parseApiBase(options.apiBase);
+    this.botId = options.botId;
+    this.#botPath = `${api.pathPrefix}/bot${token}`;
+    this.#filePath = `${api.pathPrefix}/file/bot${token}`;
+    this.#hostPort = api.hostPort;
+    const secretHalf = token.slice(token.indexOf(':') + 1);
+    this.#secrets = secretHalf.length >= 8 && secretHalf !== token ? [token, secretHalf] : [token];
+    this.#timeoutMs = positiveOr(options.timeoutMs, DEFAULT_TIMEOUT_MS);
+    this.#onCall = options.onCall;
+    this.#pool = new Pool(api.origin, {
+      connections: positiveOr(options.connections, DEFAULT_CONNECTIONS),
+      keepAliveTimeout: KEEP_ALIVE_MS,
+      // Deadlines are per call (CallGuard); the pool-wide ones would cut long polls.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
+  }
+
+  /**
+   * Calls a method with a JSON body and returns its `result`. Without
+   * `options.timeoutMs`, getUpdates gets its own `timeout` plus 10 s so a long poll
+   * is never cut short.
+   */
+  async call<T = unknown>(
+    method: string,
+    params?: Record<string, unknown>,
+    options?: CallOptions,
+  ): Promise<T> {
+    assertMethodName(method);
+    const timeoutMs = this.#callTimeout(method, params, options);
+    return this.#exchange<T>(method, jsonBody(params), timeoutMs, options);
+  }
+
+  /** Like call, with a form body: objects (reply_markup...) JSON-encoded per field. */
+  async callUrlencoded<T = unknown>(
+    method: string,
+    params?: Record<string, unknown>,
+    options?: CallOptions,
+  ): Promise<T> {
+    assertMethodName(method);
+    const body = { contentType: 'application/x-www-form-urlencoded', body: urlencodedBody(params) };
+    return this.#exchange<T>(method, body, this.#callTimeout(method, params, options), options);
+  }
+
+  /**
+   * Like call, with a multipart/form-data body streamed from the file streams as
+   * the connection drains. A streamed upload is never retried. The streams are
+   * read, never destroyed: after a failure the caller disposes of them.
+   */
+  async callMultipart<T = unknown>(
+    method: string,
+    fields: MultipartFields,
+    files: readonly MultipartFile[],
+    options?: CallOptions,
+  ): Promise<T> {
+    assertMethodName(method);
+    const timeoutMs = this.#timeout(options);
+    const multipart = createMultipartBody(fields, files);
+    const body = {
+      contentType: multipart.contentType,
+      body: multipart.stream,
+      contentLength: multipart.contentLength,
+      failure: multipart.failure,
+    };
+    return this.#exchange<T>(method, body, timeoutMs, options);
+  }
+
+  getMe(options?: CallOptions): Promise<TelegramUser> {
+    return this.call<TelegramUser>('getMe', undefined, options);
+  }
+
+  /**
+   * Passes a request through unchanged (Bot API drop-in): the body streams with its
+   * own content-type, and Telegram's status, content headers and body stream come
+   * back as they are, whatever the status. No retries. The timeout covers the wait
+   * for response headers (the upload included); the body may then idle that long
+   * between chunks.
+   */
+  async forward(
+    method: string,
+    request: ForwardRequest,
+    options?: CallOptions,
+  ): Promise<StreamedResponse> {
+    assertMethodName(method);
+    const query = normalizeQuery(request.query);
+    const headers = forwardHeaders(request);
+    let body: Buffer | Readable | undefined;
+    let failure: (() => RequestBodyFailure | undefined) | undefined;
+    if (Buffer.isBuffer(request.body)) {
+      body = request.body;
+    } else if (request.body) {
+      const relayed = relayBody(request.body);
+      body = relayed.stream;
+      failure = relayed.failure;
+    }
+    const path = `${this.#botPath}/${method}${query ? `?${query}` : ''}`;
+    return this.#stream(method, path, request.httpMethod, headers, body, failure, options);
+  }
+
+  /** Streams `/file/bot<token>/<filePath>` (a getFile `file_path`); status passed through. */
+  async downloadFile(filePath: string, options?: CallOptions): Promise<StreamedResponse> {
+    const path = `${this.#filePath}/${encodeFilePath(filePath)}`;
+    return this.#stream('downloadFile', path, 'GET', {}, undefined, undefined, options);
+  }
+
+  get closed(): boolean {
+    return this.#closing !== undefined;
+  }
+
+  /** Stops taking calls and closes the connections once in-flight calls are done. */
+  close(): Promise<void> {
+    this.#closing ??= this.#pool.close().catch(() => undefined);
+    return this.#closing;
+  }
+
+  /** Closes every connection now; in-flight calls fail with a network error. */
+  destroy(): Promise<void> {
+    this.#closing = this.#pool.destroy().catch(() => undefined);
+    return this.#closing;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { botId: this.botId, api: this.#hostPort };
+  }
+
+  [inspect.custom](): string {
+    return `TelegramClient(${this.botId ?? '?'} @ ${this.#hostPort})`;
+  }
+
+  async #exchange<T>(
+    method: string,
+    outgoing: OutgoingBody,
+    timeoutMs: number,
+    options: CallOptions | undefined,
+  ): Promise<T> {
+    const started = performance.now();
+    const guard = new CallGuard(timeoutMs, options?.signal);
+    try {
+      if (guard.aborted) throw new TelegramAbortError({ method });
+      const headers: Record<string, string> = { 'content-type': outgoing.contentType };
+      if (outgoing.contentLength !== undefined) {
+        headers['content-length'] = String(outgoing.contentLength);
+      }
+      const response = await this.#pool.request({
+        path: `${this.#botPath}/${method}`,
+        method: 'POST',
+        headers,
+        body: outgoing.body,
+        signal: guard.signal,
+      });
+      const text = await readAnswer(response.body);
+      const result = this.#parseAnswer<T>(method, response.statusCode, text);
+      this.#emit({ method, ok: true, started });
+      return result;
+    } catch (error) {
+      const failure = this.#failure(method, error, guard, outgoing.failure?.());
+      this.#emit({ method, ok: false, errorCode: eventCode(failure), started });
+      throw failure;
+    } finally {
+      guard.dispose();
+    }
+  }
+
+  async #stream(
+    method: string,
+    path: string,
+    httpMethod: 'GET' | 'POST',
+    headers: Record<string, string>,
+    body: Buffer | Readable | undefined,
+    bodyFailure: (() => RequestBodyFailure | undefined) | undefined,
+    options: CallOptions | undefined,
+  ): Promise<StreamedResponse> {
+    const started = performance.now();
+    const timeoutMs = this.#timeout(options);
+    const guard = new CallGuard(timeoutMs, options?.signal);
+    try {
+      if (guard.aborted) throw new TelegramAbortError({ method });
+      const response = await this.#pool.request({
+        path,
+        method: httpMethod,
+        headers,
+        body,
+        signal: guard.signal,
+        bodyTimeout: timeoutMs,
+      });
+      guard.stopTimer();
+      const ok = response.statusCode >= 200 && response.statusCode < 300;
+      this.#emit({ method, ok, errorCode: ok ? undefined : response.statusCode, started });
+      return {
+        statusCode: response.statusCode,
+        headers: passedHeaders(response.headers),
+        body: this.#relayAnswer(method, response.body, guard),
+      };
+    } catch (error) {
+      guard.dispose();
+      const failure = this.#failure(method, error, guard, bodyFailure?.());
+      this.#emit({ method, ok: false, errorCode: eventCode(failure), started });
+      throw failure;
+    }
+  }
+
+  /**
+   * Telegram's body through a Readable of our own, so a failure mid-stream reaches
+   * the consumer as one of our errors, never as undici's. Destroying it releases
+   * the connection at once.
+   */
+  #relayAnswer(method: string, source: Readable, guard: CallGuard): Readable {
+    const relay = new Readable({
+      read: () => {
+        source.resume();
+      },
+      destroy: (error, callback) => {
+        guard.dispose();
+        source.destroy();
+        callback(error);
+      },
+    });
+    source.on('data', (chunk: Buffer) => {
+      if (!relay.push(chunk)) source.pause();
+    });
+    source.once('end', () => {
+      guard.dispose();
+      relay.push(null);
+    });
+    source.once('error', (error) => relay.destroy(this.#failure(method, error, guard, undefined)));
+    return relay;
+  }
+
+  #parseAnswer<T>(method: string, statusCode: number, text: string | undefined): T {
+    const answer = parseRawAnswer(text);
+    if (!answer) {
+      throw new TelegramNetworkError({
+        method,
+        code: 'EBADANSWER',
+        reason:
+          text === undefined
+            ? `HTTP ${statusCode} answer from ${this.#hostPort} is larger than ${MAX_ANSWER_BYTES} bytes`
+            : `HTTP ${statusCode} answer from ${this.#hostPort} is not Bot API JSON`,
+        statusCode,
+      });
+    }
+    if (answer.ok) return answer.result as T;
+    const parameters = isObject(answer.parameters) ? answer.parameters : {};
+    throw new TelegramError({
+      method,
+      httpStatus: statusCode,
+      errorCode: isInteger(answer.error_code) ? answer.error_code : statusCode,
+      description:
+        typeof answer.description === 'string'
+          ? this.#scrub(answer.description).slice(0, MAX_DESCRIPTION_CHARS)
+          : `HTTP ${statusCode}`,
+      retryAfter: isInteger(parameters.retry_after) ? parameters.retry_after : undefined,
+      migrateToChatId: isInteger(parameters.migrate_to_chat_id)
+        ? parameters.migrate_to_chat_id
+        : undefined,
+    });
+  }
+
+  #failure(
+    method: string,
+    error: unknown,
+    guard: CallGuard,
+    bodyFailure: RequestBodyFailure | undefined,
+  ): Error {
+    // Only this class creates these two, from Telegram's answer: pass them on.
+    if (error instanceof TelegramError || error instanceof TelegramNetworkError) return error;
+    if (error instanceof TelegramRequestError || error instanceof TelegramAbortError) return error;
+    if (guard.timedOut) return new TelegramTimeoutError({ method, timeoutMs: guard.timeoutMs });
+    if (guard.aborted) return new TelegramAbortError({ method });
+    if (bodyFailure) {
+      return new TelegramNetworkError({
+        method,
+        code: bodyFailure.code,
+        reason: this.#scrub(bodyFailure.reason),
+      });
+    }
+    const code = errorCodeOf(error) ?? 'EUNKNOWN';
+    if (code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT') {
+      return new TelegramTimeoutError({ method, timeoutMs: guard.timeoutMs });
+    }
+    return new TelegramNetworkError({ method, code, reason: networkReason(code, this.#hostPort) });
+  }
+
+  #callTimeout(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: CallOptions | undefined,
+  ): number {
+    if (options?.timeoutMs !== undefined) return this.#timeout(options);
+    const pollSeconds = params?.timeout;
+    if (method === 'getUpdates' && typeof pollSeconds === 'number' && pollSeconds > 0) {
+      return Math.max(this.#timeoutMs, pollSeconds * 1000 + LONG_POLL_SLACK_MS);
+    }
+    return this.#timeoutMs;
+  }
+
+  #timeout(options: CallOptions | undefined): number {
+    const timeoutMs = options?.timeoutMs;
+    if (timeoutMs === undefined) return this.#timeoutMs;
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+      throw new TelegramRequestError('timeoutMs must be a positive number');
+    }
+    return timeoutMs;
+  }
+
+  /** Defence in depth for text that came from outside (an odd proxy could echo the path). */
+  #scrub(text: string): string {
+    let clean = text;
+    for (const secret of this.#secrets) clean = clean.split(secret).join('***');
+    return redactToken(clean);
+  }
+
+  #emit(fields: { method: string; ok: boolean; errorCode?: number; started: number }): void {
+    if (!this.#onCall) return;
+    const event: TelegramCallEvent = {
+      botId: this.botId,
+      method: fields.method,
+      ok: fields.ok,
+      durationMs: performance.now() - fields.started,
+    };
+    if (fields.errorCode !== undefined) event.errorCode = fields.errorCode;
+    try {
+      this.#onCall(event);
+    } catch {
+      // A metrics hook must never change the outcome of a call.
+    }
+  }
+}
+
+function jsonBody(params: Record<string, unknown> | undefined): OutgoingBody {
+  let body: string;
+  try {
+    body = JSON.stringify(params ?? {});
+  } catch {
+    throw new TelegramRequestError('params cannot be encoded as JSON');
+  }
+  return { contentType: 'application/json', body };
+}
+
+function forwardHeaders(request: ForwardRequest): Record<string, string> {
+  if (request.httpMethod !== 'GET' && request.httpMethod !== 'POST') {
+    throw new TelegramRequestError('forward httpMethod must be GET or POST');
+  }
+  if (request.httpMethod === 'GET' && request.body !== undefined) {
+    throw new TelegramRequestError('a forwarded GET carries no body');
+  }
+  const headers: Record<string, string> = {};
+  if (request.contentType !== undefined) {
+    if (CONTROL_CHARS.test(request.contentType)) {
+      throw new TelegramRequestError('forward contentType must not contain control characters');
+    }
+    headers['content-type'] = request.contentType;
+  }
+  const length = Buffer.isBuffer(request.body) ? request.body.length : request.contentLength;
+  if (length !== undefined) {
+    if (!Number.isSafeInteger(length) || length < 0) {
+      throw new TelegramRequestError('forward contentLength must be a non-negative integer');
+    }
+    headers['content-length'] = String(length);
+  }
+  return headers;
+}
+
+async function readAnswer(body: Readable): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_ANSWER_BYTES) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
+}
+
+function parseRawAnswer(text: string | undefined): RawAnswer | undefined {
+  if (text === undefined) return undefined;
+  let answer: unknown;
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return isObject(answer) && typeof answer.ok === 'boolean'
+    ? (answer as unknown as RawAnswer)
+    : undefined;
+}
+
+function passedHeaders(headers: Dispatcher.ResponseData['headers']): Record<string, string> {
+  const passed: Record<string, string> = {};
+  for (const name of PASSED_HEADERS) {
+    const value = headers[name];
+    if (value !== undefined) passed[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return passed;
+}
+
+function eventCode(error: Error): number {
+  if (error instanceof TelegramError) return error.errorCode;
+  if (error instanceof TelegramTimeoutError) return CALL_TIMEOUT;
+  if (error instanceof TelegramAbortError) return CALL_ABORTED;
+  return CALL_NETWORK_ERROR;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isInteger(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value);
+}
+
+function positiveOr(value: number | undefined, fallback: number): number {
+  return value !== undefined && Number.isFinite(value) && value > 0 ? value : fallback;
+}
