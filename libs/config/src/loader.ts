@@ -1,4 +1,14 @@
+import { resolve } from 'node:path';
+import { plainToInstance } from 'class-transformer';
+import { assembleConfig } from './config-assembler';
 import type { RelaygramConfig } from './config.types';
+import { deepFreeze } from './deep-freeze';
+import { EnvSecrets } from './env-secrets';
+import { ProblemList } from './problem-list';
+import { isMapping } from './schema/config-rules';
+import { RelaygramConfigDto } from './schema/relaygram-config.dto';
+import { reportValidationProblems } from './schema/validation-problems';
+import { readYamlFile } from './yaml-source';
 
 export interface LoadOptions {
   /** YAML file to read. */
@@ -18,8 +28,41 @@ export class ConfigError extends Error {
   }
 }
 
-export function loadConfig(_options: LoadOptions): LoadResult {
-  throw new Error('loadConfig: not implemented yet');
+export const DEFAULT_CONFIG_PATH = 'config/relaygram.yaml';
+
+/** The config file to use: RELAYGRAM_CONFIG, else config/relaygram.yaml (relative to the cwd). */
+export function defaultConfigPath(env: NodeJS.ProcessEnv = process.env): string {
+  return env.RELAYGRAM_CONFIG || DEFAULT_CONFIG_PATH;
+}
+
+/**
+ * Reads, validates and resolves a config file. Every problem comes back at once, one
+ * line each naming its YAML path (or `file:line:column` for YAML syntax); no line ever
+ * holds a secret value. The config returned is deeply frozen.
+ */
+export function loadConfig(options: LoadOptions): LoadResult {
+  const source = resolve(options.path);
+  const yaml = readYamlFile(options.path);
+  if (!yaml.ok) return { ok: false, problems: yaml.problems };
+  const data = yaml.data ?? {};
+  if (!isMapping(data)) {
+    return {
+      ok: false,
+      problems: [
+        `${options.path}: must be a mapping with the keys redis, telegram, bots, routes and clients`,
+      ],
+    };
+  }
+  const problems = new ProblemList(yaml.locate);
+  const warnings = new ProblemList(yaml.locate);
+  const dto = plainToInstance(RelaygramConfigDto, data);
+  reportValidationProblems(dto, problems);
+  const env = options.env ?? process.env;
+  const secrets = new EnvSecrets(env, options.noEnv === true, problems);
+  const assembled = assembleConfig(dto, { env, secrets, problems, warnings });
+  if (problems.size) return { ok: false, problems: problems.lines() };
+  const config: RelaygramConfig = { ...assembled, warnings: warnings.lines(), source };
+  return { ok: true, config: deepFreeze(config) };
 }
 
 export function loadConfigOrThrow(options: LoadOptions): RelaygramConfig {

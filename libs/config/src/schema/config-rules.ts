@@ -1,0 +1,66 @@
+import { RESERVED_METHODS } from '../config.types';
+
+/** Names of bots, routes and clients: they end up in URL paths, headers and metric labels. */
+export const NAME = /^[a-z0-9-]{1,64}$/;
+export const NAME_RULE = 'must be 1-64 characters of a-z, 0-9 and -';
+
+export const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
+export const ENV_NAME_RULE =
+  'must be the name of an environment variable: A-Z, 0-9 and _, not starting with a digit';
+
+/** `<bot user id>:<secret part>`; the id before the colon is the bot's numeric id. */
+export const BOT_TOKEN = /^(\d+):[A-Za-z0-9_-]{30,}$/;
+/** What Telegram accepts as a webhook `secret_token`. */
+export const SECRET_TOKEN = /^[A-Za-z0-9_-]{1,256}$/;
+/** Client tokens double as the secret half of drop-in Bot API URLs (`/bot<id>:<token>/`). */
+export const CLIENT_TOKEN = /^[A-Za-z0-9_-]{16,}$/;
+/** Header values: visible ASCII, so a token can never split or fold a header. */
+export const HEADER_VALUE = /^[\x21-\x7e]+$/;
+export const MIN_SIGNING_SECRET_LENGTH = 16;
+export const MIN_WHSEC_BYTES = 16;
+
+export const USERNAME = /^[A-Za-z][A-Za-z0-9_]{4,31}$/;
+export const UPDATE_TYPE = /^[a-z_]{1,64}$/;
+export const COMMAND = /^\/[A-Za-z0-9_]{1,32}$/;
+export const METHOD = /^[A-Za-z]+$/;
+export const REDIS_PREFIX = /^(?:[A-Za-z0-9_.-]{1,64}|\{[A-Za-z0-9_.-]{1,62}\})$/;
+
+export const DURATION_RULE = 'must be a duration like 30s, 5m, 24h, 7d or a number of seconds';
+
+/**
+ * Update types of the Bot API this version knows. Others are passed to Telegram as they
+ * are (a newer API may have them), with a warning in case of a typo.
+ */
+export const KNOWN_UPDATE_TYPES: readonly string[] = [
+  'message',
+  'edited_message',
+  'channel_post',
+  'edited_channel_post',
+  'business_connection',
+  'business_message',
+  'edited_business_message',
+  'deleted_business_messages',
+  'message_reaction',
+  'message_reaction_count',
+  'inline_query',
+  'chosen_inline_result',
+  'callback_query',
+  'shipping_query',
+  'pre_checkout_query',
+  'purchased_paid_media',
+  'poll',
+  'poll_answer',
+  'my_chat_member',
+  'chat_member',
+  'chat_join_request',
+  'chat_boost',
+  'removed_chat_boost',
+];
+
+export function isReservedMethod(method: string): boolean {
+  return RESERVED_METHODS.includes(method.toLowerCase());
+}
+
+export function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,38 @@
+/**
+ * Checks shared by the YAML field rules and the environment overrides. Each returns the
+ * problem (phrased to follow `<path>: `) or undefined; none ever repeats the value.
+ */
+
+export const HTTP_URL_RULE = 'must be an http or https URL';
+export const REDIS_URL_RULE = 'must be a redis:// or rediss:// URL';
+
+/** `credentialsHint` says where credentials belong instead, for URLs that have such a place. */
+export function httpUrlProblem(value: unknown, credentialsHint?: string): string | undefined {
+  const url = strictUrl(value, /^https?:\/\//i);
+  if (!url || !url.hostname) return HTTP_URL_RULE;
+  if (url.username || url.password) {
+    const base = 'must not contain a user name or password';
+    return credentialsHint ? `${base}; ${credentialsHint}` : base;
+  }
+  return undefined;
+}
+
+/** Only the redis:// and rediss:// forms for now; Sentinel and Cluster forms come later. */
+export function redisUrlProblem(value: unknown): string | undefined {
+  const url = strictUrl(value, /^rediss?:\/\//i);
+  if (!url || !url.hostname) return REDIS_URL_RULE;
+  if (url.pathname !== '' && url.pathname !== '/' && !/^\/\d{1,2}$/.test(url.pathname)) {
+    return `${REDIS_URL_RULE}; the path may only be a database number, like /0`;
+  }
+  return undefined;
+}
+
+/** WHATWG URL parsing forgives a lot (`http:host`, surrounding spaces); a config should not. */
+function strictUrl(value: unknown, scheme: RegExp): URL | undefined {
+  if (typeof value !== 'string' || !scheme.test(value) || /\s/.test(value)) return undefined;
+  try {
+    return new URL(value);
+  } catch {
+    return undefined;
+  }
+}
