@@ -230,6 +230,7 @@ export class TelegramClient {
     const guard = new CallGuard(timeoutMs, options?.signal);
     try {
       if (guard.aborted) throw new TelegramAbortError({ method });
+      this.#assertOpen(method);
       const headers: Record<string, string> = { 'content-type': outgoing.contentType };
       if (outgoing.contentLength !== undefined) {
         headers['content-length'] = String(outgoing.contentLength);
@@ -268,6 +269,7 @@ export class TelegramClient {
     const guard = new CallGuard(timeoutMs, options?.signal);
     try {
       if (guard.aborted) throw new TelegramAbortError({ method });
+      this.#assertOpen(method);
       const response = await this.#pool.request({
         path,
         method: httpMethod,
@@ -385,6 +387,16 @@ export class TelegramClient {
       return Math.max(this.#timeoutMs, pollSeconds * 1000 + LONG_POLL_SLACK_MS);
     }
     return this.#timeoutMs;
+  }
+
+  #assertOpen(method: string): void {
+    if (this.#closing) {
+      throw new TelegramNetworkError({
+        method,
+        code: 'ECLOSED',
+        reason: `client for ${this.#hostPort} is closed`,
+      });
+    }
   }
 
   #timeout(options: CallOptions | undefined): number {
