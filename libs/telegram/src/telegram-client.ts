@@ -410,9 +410,9 @@ export class TelegramClient {
 
   /** Defence in depth for text that came from outside (an odd proxy could echo the path). */
   #scrub(text: string): string {
-    let clean = text;
+    let clean = redactToken(text);
     for (const secret of this.#secrets) clean = clean.split(secret).join('***');
-    return redactToken(clean);
+    return clean;
   }
 
   #emit(fields: { method: string; ok: boolean; errorCode?: number; started: number }): void {
