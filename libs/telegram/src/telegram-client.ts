@@ -317,7 +317,7 @@ export class TelegramClient {
       guard.dispose();
       relay.push(null);
     });
-    source.once('error', (error) => relay.destroy(this.#failure(method, error, guard, undefined)));
+    source.on('error', (error) => relay.destroy(this.#failure(method, error, guard, undefined)));
     return relay;
   }
 

@@ -10,6 +10,7 @@ import {
   type FakeHandler,
   type FakeTelegram,
 } from '../test/fake-telegram.server';
+import { generatedStream } from '../test/generated-stream';
 import { testSecret } from '../test/test-secret';
 import { TelegramClient } from './telegram-client';
 import { TelegramClients } from './telegram-clients';
@@ -165,6 +166,27 @@ describe('token confidentiality', () => {
         ),
       'connection refused, download': () =>
         caught(() => client(`http://127.0.0.1:${downPort}`).downloadFile('a/b.jpg')),
+      'connection refused, streamed forward body': () =>
+        caught(() =>
+          client(`http://127.0.0.1:${downPort}`).forward('sendDocument', {
+            httpMethod: 'POST',
+            body: Readable.from([Buffer.alloc(100_000)]),
+          }),
+        ),
+      'connection refused, multipart': () =>
+        caught(() =>
+          client(`http://127.0.0.1:${downPort}`).callMultipart('sendDocument', { chat_id: 1 }, [
+            { field: 'document', filename: 'a', stream: Readable.from([Buffer.alloc(100_000)]) },
+          ]),
+        ),
+      'connection reset during an upload': () =>
+        caught(() =>
+          serve((_s, req) => {
+            req.once('data', () => req.socket.destroy());
+          }).callMultipart('sendDocument', { chat_id: 1 }, [
+            { field: 'document', filename: 'a', stream: generatedStream(8 * 1024 * 1024).stream },
+          ]),
+        ),
       'reset in the middle of an answer': () =>
         caught(() => serve(resetMidAnswer).call('getUpdates')),
       'reset in the middle of a streamed body': () =>
