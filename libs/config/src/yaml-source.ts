@@ -25,7 +25,11 @@ export function readYamlFile(file: string): YamlSource {
       ok: false,
       problems: issues.map((issue) => {
         const { line, col } = lineCounter.linePos(issue.pos[0]);
-        return `${file}:${line}:${col}: ${firstLine(issue.message)}`;
+        const message =
+          issue.code === 'MULTIPLE_DOCS'
+            ? 'a config file holds one YAML document; remove the second ---'
+            : firstLine(issue.message);
+        return `${file}:${line}:${col}: ${message}`;
       }),
     };
   }
@@ -36,24 +40,45 @@ export function readYamlFile(file: string): YamlSource {
     // Aliases are resolved here: an unknown anchor or an alias bomb surfaces at this point.
     return { ok: false, problems: [`${file}: ${firstLine(errorMessage(error))}`] };
   }
+  if (isRecursive(data)) {
+    return { ok: false, problems: [`${file}: an alias refers to a node that contains it`] };
+  }
   return { ok: true, data, locate: locator(doc) };
 }
 
+/** YAML lets an alias point into its own ancestor; nothing downstream can walk that. */
+function isRecursive(value: unknown, ancestors = new Set<object>()): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (ancestors.has(value)) return true;
+  ancestors.add(value);
+  const found = Object.values(value).some((child) => isRecursive(child, ancestors));
+  ancestors.delete(value);
+  return found;
+}
+
+/**
+ * A key's position is where its value starts. A key that is missing (`required`) is
+ * placed at the end of the nearest mapping that exists, after that mapping's own keys.
+ */
 function locator(doc: Document): Locator {
   return (path: readonly PathSegment[]) => {
-    for (let depth = path.length; depth > 0; depth--) {
-      const node: unknown = doc.getIn(path.slice(0, depth), true);
-      const start = rangeStart(node);
-      if (start !== undefined) return start;
+    const exact = nodeRange(doc.getIn(path, true));
+    if (exact) return exact[0];
+    for (let depth = path.length - 1; depth > 0; depth--) {
+      const range = nodeRange(doc.getIn(path.slice(0, depth), true));
+      if (range) return range[1];
     }
     return 0;
   };
 }
 
-function rangeStart(node: unknown): number | undefined {
+function nodeRange(node: unknown): readonly [number, number] | undefined {
   if (typeof node !== 'object' || node === null || !('range' in node)) return undefined;
   const range = (node as { range?: unknown }).range;
-  return Array.isArray(range) && typeof range[0] === 'number' ? range[0] : undefined;
+  if (!Array.isArray(range) || typeof range[0] !== 'number' || typeof range[1] !== 'number') {
+    return undefined;
+  }
+  return [range[0], range[1]];
 }
 
 function readFailure(error: unknown): string {
