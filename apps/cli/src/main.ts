@@ -1,0 +1,8 @@
+import { buildProgram } from './program';
+
+buildProgram()
+  .parseAsync(process.argv)
+  .catch((error: unknown) => {
+    process.stderr.write(`relaygram: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  });
