@@ -116,8 +116,8 @@ function assembleBots(items: Entry<BotDto>[], ctx: AssemblyContext): BotConfig[]
         defaultBot = path;
       }
     }
-    const allowedUpdates = unique(dto.allowed_updates ?? DEFAULTS.allowedUpdates);
-    (dto.allowed_updates ?? []).forEach((type, index) => {
+    const allowedUpdates = unique(listOf(dto.allowed_updates) ?? DEFAULTS.allowedUpdates);
+    (listOf(dto.allowed_updates) ?? []).forEach((type, index) => {
       if (typeof type === 'string' && !KNOWN_UPDATE_TYPES.includes(type)) {
         ctx.warnings.add(
           [...path, 'allowed_updates', index],
@@ -134,10 +134,11 @@ function assembleBots(items: Entry<BotDto>[], ctx: AssemblyContext): BotConfig[]
       tokenEnv: dto.token_env,
       token: token ?? UNRESOLVED,
       numericId: token ? (BOT_TOKEN.exec(token.reveal())?.[1] ?? '') : '',
-      ...(dto.username === undefined || dto.username === null ? {} : { username: dto.username }),
+      ...(dto.username ? { username: dto.username } : {}),
       mode: dto.mode,
       allowedUpdates,
-      default: dto.default ?? (items.length === 1 && dto.default === undefined),
+      // An explicit `default: false` on the only bot leaves bot-less paths answering 404.
+      default: dto.default ?? items.length === 1,
       ...(webhook ? { webhook } : {}),
     });
   }
@@ -173,8 +174,9 @@ function assembleRoutes(
   const routes: RouteConfig[] = [];
   for (const { dto, path } of items) {
     claimName(names, dto.name, [...path, 'name'], 'name', ctx);
-    const routeBots = Array.isArray(dto.bots)
-      ? knownBots(dto.bots, [...path, 'bots'], bots, ctx)
+    const listedBots = listOf(dto.bots);
+    const routeBots = listedBots
+      ? knownBots(listedBots, [...path, 'bots'], bots, ctx)
       : bots.map((bot) => bot.id);
     const signature = dto.signature ?? DEFAULTS.routeSignature;
     const signingSecret = ctx.secrets.resolve(
@@ -223,12 +225,17 @@ function assembleRoutes(
 }
 
 function assembleMatch(dto: RouteMatchDto): RouteMatch | undefined {
+  const updateTypes = listOf(dto.update_types);
+  const userIds = listOf(dto.user_ids);
+  const chatIds = listOf(dto.chat_ids);
+  const commands = listOf(dto.commands);
+  const callbackPrefixes = listOf(dto.callback_prefixes);
   const match: RouteMatch = {
-    ...(dto.update_types ? { updateTypes: unique(dto.update_types) } : {}),
-    ...(dto.user_ids ? { userIds: unique(dto.user_ids) } : {}),
-    ...(dto.chat_ids ? { chatIds: unique(dto.chat_ids) } : {}),
-    ...(dto.commands ? { commands: unique(lowerCase(dto.commands)) } : {}),
-    ...(dto.callback_prefixes ? { callbackPrefixes: unique(dto.callback_prefixes) } : {}),
+    ...(updateTypes ? { updateTypes: unique(updateTypes) } : {}),
+    ...(userIds ? { userIds: unique(userIds) } : {}),
+    ...(chatIds ? { chatIds: unique(chatIds) } : {}),
+    ...(commands ? { commands: unique(lowerCase(commands)) } : {}),
+    ...(callbackPrefixes ? { callbackPrefixes: unique(callbackPrefixes) } : {}),
   };
   return Object.keys(match).length ? match : undefined;
 }
@@ -249,10 +256,10 @@ function warnUnsubscribedTypes(
   bots: readonly BotConfig[],
   ctx: AssemblyContext,
 ): void {
-  if (!isMapping(match) || !Array.isArray(match.update_types)) return;
+  const updateTypes = isMapping(match) ? listOf(match.update_types) : undefined;
   const subscribed = bots.filter((bot) => routeBots.includes(bot.id));
-  if (subscribed.length === 0) return;
-  match.update_types.forEach((type, index) => {
+  if (!updateTypes || subscribed.length === 0) return;
+  updateTypes.forEach((type, index) => {
     if (typeof type !== 'string') return;
     if (subscribed.some((bot) => bot.allowedUpdates.includes(type))) return;
     ctx.warnings.add(
@@ -283,15 +290,15 @@ function assembleClients(
         );
       }
     }
-    const clientBots = Array.isArray(dto.bots)
-      ? knownBots(dto.bots, [...path, 'bots'], bots, ctx)
-      : [];
+    const methods = listOf(dto.methods);
+    const listedBots = listOf(dto.bots);
+    const clientBots = listedBots ? knownBots(listedBots, [...path, 'bots'], bots, ctx) : [];
     clients.push({
       name: dto.name,
       tokenEnv: dto.token_env,
       token: token ?? UNRESOLVED,
       bots: clientBots,
-      ...(Array.isArray(dto.methods) ? { methods: unique(lowerCase(dto.methods)) } : {}),
+      ...(methods ? { methods: unique(lowerCase(methods)) } : {}),
     });
   }
   return clients;
@@ -351,13 +358,16 @@ interface Entry<T> {
 /** The mapping items of a top-level list, with their paths; other items were reported. */
 function entries<T extends object>(section: string, list: readonly T[] | undefined): Entry<T>[] {
   if (!Array.isArray(list)) return [];
-  return list.flatMap((dto, index) =>
-    isMapping(dto as unknown) ? [{ dto, path: [section, index] }] : [],
-  );
+  return list.flatMap((dto, index) => (isMapping(dto) ? [{ dto, path: [section, index] }] : []));
 }
 
 function durationMs(value: string | number | undefined, fallback: string): number {
   return parseDuration(value ?? fallback) ?? 0;
+}
+
+/** The list a key holds, or undefined when it holds something else (reported elsewhere). */
+function listOf<T>(value: readonly T[] | undefined): readonly T[] | undefined {
+  return Array.isArray(value) ? value : undefined;
 }
 
 function unique<T>(values: readonly T[]): T[] {

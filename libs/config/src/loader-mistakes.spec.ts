@@ -412,6 +412,27 @@ describe('loadConfig: mistakes in the file itself', () => {
     });
   });
 
+  it('refuses keys named like Object members, which no schema key is', () => {
+    const text = 'constructor: 1\nbots:\n  - __proto__: { id: x }\n    toString: y\n';
+    expect(problemsOf(text)).toEqual([
+      'constructor: unknown key',
+      'bots[0].__proto__: unknown key',
+      'bots[0].toString: unknown key',
+      'bots[0].id: required',
+      'bots[0].token_env: required',
+      'bots[0].mode: required',
+    ]);
+  });
+
+  it('refuses values that only YAML tags can make', () => {
+    const text = 'bots: !!set { a, b }\nroutes:\n  - name: !!binary aGVsbG8=\n';
+    expect(problemsOf(text)).toEqual([
+      'bots: a YAML tag like !!binary, !!set or !!omap cannot be used in a config',
+      'routes[0].name: a YAML tag like !!binary, !!set or !!omap cannot be used in a config',
+      'routes[0].target_url: required',
+    ]);
+  });
+
   it('refuses a second YAML document', () => {
     const file = writeConfig('bots: []\n---\nroutes: []\n');
     expect(loadConfig({ path: file, env: ENV })).toEqual({

@@ -4,8 +4,9 @@ import { assembleConfig } from './config-assembler';
 import type { RelaygramConfig } from './config.types';
 import { deepFreeze } from './deep-freeze';
 import { EnvSecrets } from './env-secrets';
-import { ProblemList } from './problem-list';
+import { ProblemList, type Finding } from './problem-list';
 import { isMapping } from './schema/config-rules';
+import { toPlainData } from './schema/plain-data';
 import { RelaygramConfigDto } from './schema/relaygram-config.dto';
 import { reportValidationProblems } from './schema/validation-problems';
 import { readYamlFile } from './yaml-source';
@@ -44,7 +45,8 @@ export function loadConfig(options: LoadOptions): LoadResult {
   const source = resolve(options.path);
   const yaml = readYamlFile(options.path);
   if (!yaml.ok) return { ok: false, problems: yaml.problems };
-  const data = yaml.data ?? {};
+  const findings: Finding[] = [];
+  const data = toPlainData(yaml.data ?? {}, findings);
   if (!isMapping(data)) {
     return {
       ok: false,
@@ -55,6 +57,7 @@ export function loadConfig(options: LoadOptions): LoadResult {
   }
   const problems = new ProblemList(yaml.locate);
   const warnings = new ProblemList(yaml.locate);
+  for (const finding of findings) problems.add(finding.path, finding.message);
   const dto = plainToInstance(RelaygramConfigDto, data);
   reportValidationProblems(dto, problems);
   const env = options.env ?? process.env;

@@ -15,12 +15,18 @@ interface Entry {
   readonly seq: number;
 }
 
+/*
+ * One finding per path: the first one found is kept. A value that is wrong in kind
+ * (reported first) would otherwise also fail every rule checked after it.
+ */
+
 /**
  * Collects one-line findings (problems or warnings), each naming its YAML path, and lists
  * them in the order their keys appear in the file so a long list reads top to bottom.
  */
 export class ProblemList {
   private readonly entries: Entry[] = [];
+  private readonly paths = new Set<string>();
 
   constructor(private readonly locate: Locator) {}
 
@@ -29,22 +35,27 @@ export class ProblemList {
   }
 
   add(path: readonly PathSegment[], message: string): void {
-    this.push(`${formatPath(path)}: ${message}`, this.locate(path));
+    this.push(formatPath(path), message, () => this.locate(path));
   }
 
   /** A finding about something outside the file (an environment variable): listed first. */
   addGlobal(name: string, message: string): void {
-    this.push(`${name}: ${message}`, -1);
+    this.push(name, message, () => -1);
   }
 
   lines(): string[] {
     return [...this.entries]
       .sort((a, b) => a.position - b.position || a.seq - b.seq)
-      .map((entry) => entry.line)
-      .filter((line, index, all) => all.indexOf(line) === index);
+      .map((entry) => entry.line);
   }
 
-  private push(line: string, position: number): void {
-    this.entries.push({ line, position, seq: this.entries.length });
+  private push(where: string, message: string, position: () => number): void {
+    if (this.paths.has(where)) return;
+    this.paths.add(where);
+    this.entries.push({
+      line: `${where}: ${message}`,
+      position: position(),
+      seq: this.entries.length,
+    });
   }
 }

@@ -61,6 +61,6 @@ export function isReservedMethod(method: string): boolean {
   return RESERVED_METHODS.includes(method.toLowerCase());
 }
 
-export function isMapping(value: unknown): value is Record<string, unknown> {
+export function isMapping<T>(value: T): value is T & Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
