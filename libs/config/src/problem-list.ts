@@ -15,14 +15,11 @@ interface Entry {
   readonly seq: number;
 }
 
-/*
- * One finding per path: the first one found is kept. A value that is wrong in kind
- * (reported first) would otherwise also fail every rule checked after it.
- */
-
 /**
  * Collects one-line findings (problems or warnings), each naming its YAML path, and lists
  * them in the order their keys appear in the file so a long list reads top to bottom.
+ * A path gets one finding, the first: a value of the wrong kind would otherwise also
+ * fail every rule checked after the one that reported it.
  */
 export class ProblemList {
   private readonly entries: Entry[] = [];
