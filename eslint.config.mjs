@@ -21,7 +21,7 @@ const withTesting = layers.map((c) =>
     ? c
     : { ...c, onlyDependOnLibsWithTags: [...c.onlyDependOnLibsWithTags, 'type:testing'] },
 );
-const tests = ['**/*.spec.ts', '**/*.e2e-spec.ts', '**/test/**/*.ts'];
+const tests = ['**/*.spec.ts', '**/*.e2e-spec.ts', '**/*.fixture.ts', '**/test/**/*.ts'];
 
 export default tseslint.config(
   {

@@ -1,0 +1,291 @@
+import { DEAD_LETTER_RETENTION_MS, DeadReason, type LaneKey, laneId } from '@relaygram/contracts';
+import type { QueueContext } from '../queue-context';
+import { decodeEntry, encodeEntry } from '../lanes/delivery-entry';
+import type { DrainScheduler } from '../lanes/drain-scheduler';
+
+export interface DeadLetter {
+  deliveryId: string;
+  route: string;
+  bot: string;
+  updateId: number;
+  /** The update's bytes as received. */
+  update: Buffer;
+  reason: DeadReason;
+  attempts: number;
+  lastStatus?: number;
+  lastBody?: string;
+  lastError?: string;
+  acceptedAt: number;
+  deadAt: number;
+}
+
+export interface DeadLetterFilter {
+  route?: string;
+  bot?: string;
+  reason?: DeadReason;
+}
+
+export interface DeadLetterPage {
+  items: DeadLetter[];
+  /** Pass back as `cursor` for the next (older) page; absent on the last page. */
+  nextCursor?: string;
+}
+
+/** Where a re-sent delivery goes: the lane its route's current ordering gives it. */
+export type LaneResolver = (letter: DeadLetter) => { lane: LaneKey } | { error: string };
+
+export type ReplayOutcome = 'queued' | 'missing' | { error: string };
+
+interface CursorPosition {
+  score: number;
+  n: number;
+}
+
+function parseCursor(cursor: string | undefined): CursorPosition | undefined {
+  if (!cursor) return undefined;
+  const [score, n] = cursor.split(':').map(Number);
+  if (!Number.isFinite(score) || !Number.isInteger(n) || n < 0)
+    throw new RangeError('cursor: not a cursor of this list');
+  return { score, n };
+}
+
+function formatCursor(position: CursorPosition | undefined): string | undefined {
+  return position ? `${position.score}:${position.n}` : undefined;
+}
+
+/** Move the position past one entry read in score order. */
+function advance(position: CursorPosition | undefined, score: number): CursorPosition {
+  if (!position) return { score, n: 1 };
+  if (position.score === score) position.n += 1;
+  else {
+    position.score = score;
+    position.n = 1;
+  }
+  return position;
+}
+
+function toDeadLetter(deliveryId: string, hash: Record<string, Buffer>): DeadLetter | undefined {
+  if (!hash.entry) return undefined;
+  const entry = decodeEntry(hash.entry);
+  const text = (name: string) => (hash[name] ? hash[name].toString('utf8') : undefined);
+  const num = (name: string) => (hash[name] ? Number(hash[name].toString()) : undefined);
+  return {
+    deliveryId,
+    route: entry.route,
+    bot: entry.bot,
+    updateId: entry.updateId,
+    update: entry.body,
+    reason: (text('reason') ?? DeadReason.Rejected) as DeadReason,
+    attempts: num('attempts') ?? 0,
+    lastStatus: num('last_status'),
+    lastBody: text('last_body'),
+    lastError: text('last_error'),
+    acceptedAt: entry.acceptedAt,
+    deadAt: num('dead_at') ?? 0,
+  };
+}
+
+/**
+ * Dead letters: the hash per delivery (kept 7 days) and three time-ordered indexes
+ * (all, by route, by bot). Index entries whose hash expired are dropped as they are met.
+ */
+export class DeadLetterStore {
+  constructor(
+    private readonly ctx: QueueContext,
+    private readonly scheduler: DrainScheduler,
+  ) {}
+
+  async get(deliveryId: string): Promise<DeadLetter | undefined> {
+    const hash = (await this.ctx.redis.hgetallBuffer(
+      this.ctx.keys.deadLetter(deliveryId),
+    )) as Record<string, Buffer>;
+    return toDeadLetter(deliveryId, hash);
+  }
+
+  /**
+   * Newest first, `limit` 1-500. The cursor is `<score>:<n>`: continue after the first n
+   * entries with that time of death. Re-sends and deletes between pages can shift an
+   * entry of the same millisecond past a page boundary; new deaths never do (they are
+   * newer than any cursor).
+   */
+  async list(filter: DeadLetterFilter = {}, limit = 50, cursor?: string): Promise<DeadLetterPage> {
+    const { keys, redis } = this.ctx;
+    const index = filter.route
+      ? keys.deadByRoute(filter.route)
+      : filter.bot
+        ? keys.deadByBot(filter.bot)
+        : keys.deadIndex;
+    const size = Math.min(Math.max(Math.trunc(limit) || 50, 1), 500);
+    const fetch = size * 2;
+    let position = parseCursor(cursor);
+    const items: DeadLetter[] = [];
+    for (;;) {
+      const max = position ? String(position.score) : '+inf';
+      const batch = await redis.zrevrangebyscore(
+        index,
+        max,
+        '-inf',
+        'WITHSCORES',
+        'LIMIT',
+        position?.n ?? 0,
+        fetch,
+      );
+      const entries: { id: string; score: number }[] = [];
+      for (let i = 0; i < batch.length; i += 2)
+        entries.push({ id: batch[i], score: Number(batch[i + 1]) });
+      const pipeline = redis.pipeline();
+      for (const { id } of entries) pipeline.hgetallBuffer(keys.deadLetter(id));
+      const hashes = entries.length ? ((await pipeline.exec()) ?? []) : [];
+      const expired: string[] = [];
+      for (let i = 0; i < entries.length; i++) {
+        const { id, score } = entries[i];
+        position = advance(position, score);
+        const [error, hash] = hashes[i] ?? [];
+        const letter = error ? undefined : toDeadLetter(id, hash as Record<string, Buffer>);
+        if (!letter) {
+          expired.push(id);
+          continue;
+        }
+        if (filter.route && letter.route !== filter.route) continue;
+        if (filter.bot && letter.bot !== filter.bot) continue;
+        if (filter.reason && letter.reason !== filter.reason) continue;
+        items.push(letter);
+        if (items.length === size) {
+          if (expired.length) await this.dropFromIndex(expired);
+          const more = i < entries.length - 1 || (await this.hasMore(index, position));
+          return { items, nextCursor: more ? formatCursor(position) : undefined };
+        }
+      }
+      if (expired.length) await this.dropFromIndex(expired);
+      if (entries.length < fetch) return { items };
+    }
+  }
+
+  private async hasMore(index: string, position: CursorPosition): Promise<boolean> {
+    const next = await this.ctx.redis.zrevrangebyscore(
+      index,
+      String(position.score),
+      '-inf',
+      'LIMIT',
+      position.n,
+      1,
+    );
+    return next.length > 0;
+  }
+
+  private async dropFromIndex(ids: string[]): Promise<void> {
+    // The hash expired, so its route and bot are unknown here: the global index is
+    // cleaned now, the per-route and per-bot ones by prune().
+    await this.ctx.redis.zrem(this.ctx.keys.deadIndex, ...ids);
+  }
+
+  /** Counts of current dead letters of one route (or bot). */
+  async countByRoute(route: string): Promise<number> {
+    return this.ctx.redis.zcard(this.ctx.keys.deadByRoute(route));
+  }
+
+  async countByBot(bot: string): Promise<number> {
+    return this.ctx.redis.zcard(this.ctx.keys.deadByBot(bot));
+  }
+
+  /**
+   * Re-send one dead letter to the tail of its lane, with the same delivery id and
+   * fresh attempt counters; max_age then counts from the re-send.
+   */
+  async replay(
+    deliveryId: string,
+    resolveLane: LaneResolver,
+    now = Date.now(),
+  ): Promise<ReplayOutcome> {
+    const { keys, redis } = this.ctx;
+    const letter = await this.get(deliveryId);
+    if (!letter) return 'missing';
+    const resolved = resolveLane(letter);
+    if ('error' in resolved) return { error: resolved.error };
+    const lane = laneId(letter.route, letter.bot, resolved.lane);
+    const entry = encodeEntry({
+      deliveryId,
+      updateId: letter.updateId,
+      bot: letter.bot,
+      route: letter.route,
+      acceptedAt: letter.acceptedAt,
+      replayedAt: now,
+      body: letter.update,
+    });
+    const reply = (await redis.rgReplay(
+      10,
+      keys.deadLetter(deliveryId),
+      keys.deadIndex,
+      keys.deadByRoute(letter.route),
+      keys.deadByBot(letter.bot),
+      keys.lane(lane),
+      keys.laneState(lane),
+      keys.routeLanes(letter.route),
+      keys.routeStats(letter.route),
+      keys.laneSeq,
+      keys.routes,
+      deliveryId,
+      lane,
+      entry,
+      letter.route,
+    )) as (string | number)[];
+    if (reply[0] === 'missing') return 'missing';
+    if (reply.length > 1) {
+      await this.scheduler.schedule([{ route: letter.route, lane, gen: Number(reply[1]) }]);
+    }
+    return 'queued';
+  }
+
+  /** Re-send every dead letter matching the filter, oldest first. */
+  async replayAll(
+    filter: DeadLetterFilter,
+    resolveLane: LaneResolver,
+    onProgress?: (done: number, outcome: ReplayOutcome, deliveryId: string) => void,
+  ): Promise<{ queued: number; failed: number }> {
+    let queued = 0;
+    let failed = 0;
+    let cursor: string | undefined;
+    const ids: string[] = [];
+    do {
+      const page = await this.list(filter, 500, cursor);
+      ids.push(...page.items.map((l) => l.deliveryId));
+      cursor = page.nextCursor;
+    } while (cursor);
+    ids.reverse();
+    for (const id of ids) {
+      const outcome = await this.replay(id, resolveLane);
+      if (outcome === 'queued') queued += 1;
+      else if (outcome !== 'missing') failed += 1;
+      onProgress?.(queued + failed, outcome, id);
+    }
+    return { queued, failed };
+  }
+
+  async delete(deliveryId: string): Promise<boolean> {
+    const { keys, redis } = this.ctx;
+    const letter = await this.get(deliveryId);
+    const route = letter?.route ?? '';
+    const bot = letter?.bot ?? '';
+    const existed = await redis.rgDeleteDead(
+      4,
+      keys.deadLetter(deliveryId),
+      keys.deadIndex,
+      keys.deadByRoute(route),
+      keys.deadByBot(bot),
+      deliveryId,
+    );
+    return Number(existed) === 1;
+  }
+
+  /** Drop index entries older than the retention from every index of the given routes and bots. */
+  async prune(routes: readonly string[], bots: readonly string[], now = Date.now()): Promise<void> {
+    const { keys, redis } = this.ctx;
+    const before = now - DEAD_LETTER_RETENTION_MS;
+    const pipeline = redis.pipeline();
+    pipeline.zremrangebyscore(keys.deadIndex, '-inf', `(${before}`);
+    for (const route of routes)
+      pipeline.zremrangebyscore(keys.deadByRoute(route), '-inf', `(${before}`);
+    for (const bot of bots) pipeline.zremrangebyscore(keys.deadByBot(bot), '-inf', `(${before}`);
+    await pipeline.exec();
+  }
+}

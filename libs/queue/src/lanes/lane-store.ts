@@ -1,0 +1,262 @@
+import { DEAD_LETTER_RETENTION_MS, DeadReason, parseLaneId } from '@relaygram/contracts';
+import type { QueueContext } from '../queue-context';
+import { decodeEntry, entryPrefix, type DeliveryEntry } from './delivery-entry';
+
+/** The head of a lane with its attempt state; `attempt` counts this attempt (1 = first). */
+export interface LaneHead {
+  entry: DeliveryEntry;
+  attempt: number;
+  consecutive5xx: number;
+}
+
+export type BeginResult = { kind: 'stale' } | { kind: 'empty' } | ({ kind: 'head' } & LaneHead);
+
+export type FinishResult =
+  | { kind: 'stale' }
+  | { kind: 'done' }
+  | { kind: 'hold' }
+  | { kind: 'yield'; gen: number }
+  | ({ kind: 'head' } & LaneHead);
+
+/** What happens to the lane after its head is finished. */
+export type ThenWhat = 'continue' | 'yield' | 'hold';
+
+export interface DeadLetterInfo {
+  reason: DeadReason;
+  /** Attempts made, this one included. */
+  attempts: number;
+  /** HTTP status of the last attempt; 0 for a network error or timeout, absent when never tried. */
+  lastStatus?: number;
+  /** Up to 1 KiB of the last response body. */
+  lastBody?: string;
+  lastError?: string;
+}
+
+export interface RetryInfo {
+  consecutive5xx: number;
+  lastStatus: number;
+  lastError: string;
+  nextAttemptAt: number;
+}
+
+/** Dead letters keep at most this much of the last response body. */
+export const DEAD_LETTER_BODY_LIMIT = 1024;
+
+function asBuffer(value: unknown): Buffer {
+  return Buffer.isBuffer(value) ? value : Buffer.from(String(value));
+}
+
+function parseHead(reply: unknown[]): LaneHead {
+  return {
+    entry: decodeEntry(asBuffer(reply[1])),
+    attempt: Number(asBuffer(reply[2]).toString()),
+    consecutive5xx: Number(asBuffer(reply[3]).toString()),
+  };
+}
+
+/**
+ * The dispatcher's view of lanes: begin an attempt on the head, finish it (delivered or
+ * dead), record a retry. Every call names the generation of the drain job making it;
+ * a stale job gets `stale` and must stop, so two jobs never work one lane.
+ */
+export class LaneStore {
+  constructor(private readonly ctx: QueueContext) {}
+
+  async begin(lane: string, gen: number): Promise<BeginResult> {
+    const { keys, redis } = this.ctx;
+    const { route } = parseLaneId(lane);
+    const reply = (await redis.rgBeginBuffer(
+      3,
+      keys.lane(lane),
+      keys.laneState(lane),
+      keys.routeLanes(route),
+      gen,
+      lane,
+    )) as unknown[];
+    const kind = asBuffer(reply[0]).toString();
+    if (kind === 'head') return { kind: 'head', ...parseHead(reply) };
+    return { kind: kind as 'stale' | 'empty' };
+  }
+
+  async finish(
+    lane: string,
+    gen: number,
+    deliveryId: string,
+    outcome: { delivered: true } | { delivered: false; dead: DeadLetterInfo },
+    then: ThenWhat,
+    now = Date.now(),
+  ): Promise<FinishResult> {
+    const { keys, redis } = this.ctx;
+    const { route, bot } = parseLaneId(lane);
+    const args: (string | number)[] = [
+      gen,
+      lane,
+      entryPrefix(deliveryId),
+      outcome.delivered ? 'delivered' : 'dead',
+      then,
+      now,
+      DEAD_LETTER_RETENTION_MS,
+      deliveryId,
+    ];
+    if (!outcome.delivered) {
+      const d = outcome.dead;
+      args.push('reason', d.reason, 'attempts', d.attempts, 'dead_at', now);
+      if (d.lastStatus !== undefined) args.push('last_status', d.lastStatus);
+      if (d.lastBody !== undefined)
+        args.push('last_body', truncateUtf8(d.lastBody, DEAD_LETTER_BODY_LIMIT));
+      if (d.lastError !== undefined) args.push('last_error', d.lastError.slice(0, 500));
+    }
+    const reply = (await redis.rgFinishBuffer(
+      9,
+      keys.lane(lane),
+      keys.laneState(lane),
+      keys.routeLanes(route),
+      keys.routeStats(route),
+      keys.laneSeq,
+      keys.deadLetter(deliveryId),
+      keys.deadIndex,
+      keys.deadByRoute(route),
+      keys.deadByBot(bot),
+      ...args,
+    )) as unknown[];
+    const kind = asBuffer(reply[0]).toString();
+    switch (kind) {
+      case 'head':
+        return { kind: 'head', ...parseHead(reply) };
+      case 'yield':
+        return { kind: 'yield', gen: Number(asBuffer(reply[1]).toString()) };
+      default:
+        return { kind: kind as 'stale' | 'done' | 'hold' };
+    }
+  }
+
+  /** Record a failed attempt; false when the job is stale. */
+  async retry(lane: string, gen: number, info: RetryInfo, now = Date.now()): Promise<boolean> {
+    const { keys, redis } = this.ctx;
+    const { route } = parseLaneId(lane);
+    const ok = await redis.rgRetry(
+      2,
+      keys.laneState(lane),
+      keys.routeStats(route),
+      gen,
+      info.consecutive5xx,
+      info.lastStatus,
+      info.lastError.slice(0, 500),
+      now,
+      info.nextAttemptAt,
+    );
+    return Number(ok) === 1;
+  }
+
+  /** Move a lane to a new generation when it still has `gen`; undefined when it moved on. */
+  async reschedule(lane: string, gen: number): Promise<number | undefined> {
+    const { keys, redis } = this.ctx;
+    const next = await redis.rgReschedule(2, keys.laneState(lane), keys.laneSeq, gen);
+    return next === null || next === undefined ? undefined : Number(next);
+  }
+
+  /** The current generation of a scheduled lane, or undefined when it is idle. */
+  async generation(lane: string): Promise<number | undefined> {
+    const gen = await this.ctx.redis.hget(this.ctx.keys.laneState(lane), 'gen');
+    return gen === null ? undefined : Number(gen);
+  }
+
+  async length(lane: string): Promise<number> {
+    return this.ctx.redis.llen(this.ctx.keys.lane(lane));
+  }
+
+  /** Scheduled lanes of a route, in pages (SSCAN). */
+  async *lanesOf(route: string, pageSize = 500): AsyncGenerator<string[]> {
+    let cursor = '0';
+    do {
+      const [next, lanes] = await this.ctx.redis.sscan(
+        this.ctx.keys.routeLanes(route),
+        cursor,
+        'COUNT',
+        pageSize,
+      );
+      cursor = next;
+      if (lanes.length) yield lanes;
+    } while (cursor !== '0');
+  }
+
+  /**
+   * Every delivery of a lane goes dead with `reason` (a route removed by a reload). Runs
+   * under the lane's current generation, so a live drain job of the lane sees `stale`.
+   */
+  async killLane(lane: string, reason: DeadReason): Promise<number> {
+    let killed = 0;
+    for (;;) {
+      let gen = await this.generation(lane);
+      if (gen === undefined) return killed;
+      // Take the lane away from any drain job that still holds it.
+      gen = await this.reschedule(lane, gen);
+      if (gen === undefined) continue;
+      const begun = await this.begin(lane, gen);
+      if (begun.kind !== 'head') {
+        if (begun.kind === 'empty') return killed;
+        continue;
+      }
+      const result = await this.finish(
+        lane,
+        gen,
+        begun.entry.deliveryId,
+        {
+          delivered: false,
+          dead: { reason, attempts: begun.attempt - 1 },
+        },
+        'hold',
+      );
+      if (result.kind === 'stale') continue;
+      killed += 1;
+      if (result.kind === 'done') return killed;
+    }
+  }
+}
+
+export function truncateUtf8(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= maxBytes) return text;
+  // Cut on a character boundary: drop a partial trailing sequence.
+  let end = maxBytes;
+  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end -= 1;
+  return bytes.subarray(0, end).toString('utf8');
+}
+
+export interface RouteStats {
+  /** Deliveries waiting in the route's lanes. */
+  queued: number;
+  /** Non-empty lanes. */
+  lanes: number;
+  /** Deliveries delivered since the store was created. */
+  delivered: number;
+  /** Deliveries that went dead since the store was created (re-sent ones included). */
+  deadTotal: number;
+  /** Dead letters held now. */
+  dead: number;
+  lastError?: string;
+  lastStatus?: number;
+  lastErrorAt?: number;
+}
+
+export async function readRouteStats(ctx: QueueContext, route: string): Promise<RouteStats> {
+  const { redis, keys } = ctx;
+  const [[, hash], [, lanes], [, dead]] = ((await redis
+    .pipeline()
+    .hgetall(keys.routeStats(route))
+    .scard(keys.routeLanes(route))
+    .zcard(keys.deadByRoute(route))
+    .exec()) ?? []) as [unknown, unknown][];
+  const h = (hash ?? {}) as Record<string, string>;
+  const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+  return {
+    queued: Math.max(0, num(h.queued) ?? 0),
+    lanes: Number(lanes ?? 0),
+    delivered: num(h.delivered) ?? 0,
+    deadTotal: num(h.dead) ?? 0,
+    dead: Number(dead ?? 0),
+    lastError: h.last_error,
+    lastStatus: num(h.last_status),
+    lastErrorAt: num(h.last_error_at),
+  };
+}

@@ -1,0 +1,171 @@
+import { DEDUP_BLOCK_BITS, drainJobId, laneId } from '@relaygram/contracts';
+import { createQueueFixture, type QueueFixture } from '../queue.fixture';
+import { decodeEntry } from './delivery-entry';
+import { newDeliveryId, type DeliveryTarget } from './update-enqueuer';
+
+const body = (updateId: number, chatId = 42) =>
+  Buffer.from(
+    JSON.stringify({
+      update_id: updateId,
+      message: { message_id: 1, chat: { id: chatId, type: 'private' }, text: 'hi' },
+    }),
+  );
+
+function target(route: string, chatId = 42): DeliveryTarget {
+  return {
+    route,
+    lane: laneId(route, 'bot-a', { kind: 'chat', chatId }),
+    deliveryId: newDeliveryId(),
+  };
+}
+
+describe('UpdateEnqueuer', () => {
+  let f: QueueFixture;
+
+  beforeEach(async () => {
+    f = await createQueueFixture('enqueue');
+  });
+  afterEach(() => f.cleanup());
+
+  it('appends one delivery per route to its lane and schedules idle lanes once', async () => {
+    const a = target('shop');
+    const b = target('site');
+    const result = await f.enqueuer.enqueue({
+      bot: 'bot-a',
+      updateId: 100,
+      body: body(100),
+      deliveries: [a, b],
+    });
+    expect(result).toEqual({ status: 'queued', deliveries: 2 });
+
+    const raw = await f.redis.lrangeBuffer(f.ctx.keys.lane(a.lane), 0, -1);
+    expect(raw).toHaveLength(1);
+    const entry = decodeEntry(raw[0]);
+    expect(entry).toMatchObject({
+      deliveryId: a.deliveryId,
+      updateId: 100,
+      bot: 'bot-a',
+      route: 'shop',
+    });
+    expect(entry.body.equals(body(100))).toBe(true);
+
+    const gen = await f.lanes.generation(a.lane);
+    expect(gen).toBeDefined();
+    expect(await f.scheduler.queue('shop').getJob(drainJobId(a.lane, gen!))).toBeDefined();
+
+    // A second update to the same lane rides on the job the lane already has.
+    const again = { ...target('shop'), lane: a.lane };
+    await f.enqueuer.enqueue({ bot: 'bot-a', updateId: 101, body: body(101), deliveries: [again] });
+    expect(await f.lanes.generation(a.lane)).toBe(gen);
+    expect(await f.scheduler.queue('shop').getJobCounts('waiting')).toEqual({ waiting: 1 });
+    expect(await f.lanes.length(a.lane)).toBe(2);
+  });
+
+  it('answers duplicate for an update_id seen before and writes nothing', async () => {
+    await f.enqueuer.enqueue({
+      bot: 'bot-a',
+      updateId: 7,
+      body: body(7),
+      deliveries: [target('shop')],
+    });
+    const other = target('shop', 99);
+    const result = await f.enqueuer.enqueue({
+      bot: 'bot-a',
+      updateId: 7,
+      body: body(7),
+      deliveries: [other],
+    });
+    expect(result).toEqual({ status: 'duplicate', deliveries: 0 });
+    expect(await f.lanes.length(other.lane)).toBe(0);
+    // Dedup is per bot: the same id from another bot is new.
+    const fromB = {
+      ...target('shop'),
+      lane: laneId('shop', 'bot-b', { kind: 'chat', chatId: 42 }),
+    };
+    expect(
+      (await f.enqueuer.enqueue({ bot: 'bot-b', updateId: 7, body: body(7), deliveries: [fromB] }))
+        .status,
+    ).toBe('queued');
+  });
+
+  it('marks an update with no matching route as seen and answers ignored', async () => {
+    expect(
+      await f.enqueuer.enqueue({ bot: 'bot-a', updateId: 5, body: body(5), deliveries: [] }),
+    ).toEqual({
+      status: 'ignored',
+      deliveries: 0,
+    });
+    expect(
+      (await f.enqueuer.enqueue({ bot: 'bot-a', updateId: 5, body: body(5), deliveries: [] }))
+        .status,
+    ).toBe('duplicate');
+  });
+
+  it('enqueues exactly once under 50 concurrent copies of one update', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        f.enqueuer.enqueue({
+          bot: 'bot-a',
+          updateId: 900,
+          body: body(900),
+          deliveries: [target('shop'), target('site')],
+        }),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'queued')).toHaveLength(1);
+    expect(results.filter((r) => r.status === 'duplicate')).toHaveLength(49);
+    expect(await f.lanes.length(laneId('shop', 'bot-a', { kind: 'chat', chatId: 42 }))).toBe(1);
+    expect(await f.lanes.length(laneId('site', 'bot-a', { kind: 'chat', chatId: 42 }))).toBe(1);
+  });
+
+  it('leaves neither the dedup mark nor any lane entry when the script fails, and a retry then enqueues', async () => {
+    const good = target('shop', 1);
+    const bad = target('site', 2);
+    // A foreign key of the wrong type where the second lane lives: the script must fail
+    // before its first write rather than half-way through.
+    await f.redis.set(f.ctx.keys.lane(bad.lane), 'not a list');
+    await expect(
+      f.enqueuer.enqueue({ bot: 'bot-a', updateId: 300, body: body(300), deliveries: [good, bad] }),
+    ).rejects.toThrow(/WRONGTYPE/);
+    expect(await f.redis.getbit(f.ctx.keys.dedup('bot-a', 0), 300)).toBe(0);
+    expect(await f.redis.exists(f.ctx.keys.lane(good.lane), f.ctx.keys.laneState(good.lane))).toBe(
+      0,
+    );
+    expect(await f.redis.hget(f.ctx.keys.routeStats('shop'), 'queued')).toBeNull();
+
+    await f.redis.del(f.ctx.keys.lane(bad.lane));
+    const retried = await f.enqueuer.enqueue({
+      bot: 'bot-a',
+      updateId: 300,
+      body: body(300),
+      deliveries: [good, bad],
+    });
+    expect(retried).toEqual({ status: 'queued', deliveries: 2 });
+  });
+
+  it('keeps dedup state compact: one bitmap per block of update_ids, with a TTL', async () => {
+    const start = 5 * DEDUP_BLOCK_BITS + 10;
+    for (let i = 0; i < 2000; i++) {
+      await f.enqueuer.enqueue({
+        bot: 'bot-a',
+        updateId: start + i,
+        body: body(start + i),
+        deliveries: [],
+      });
+    }
+    const dedupKeys = await f.redis.keys(`${f.prefix}:dedup:*`);
+    expect(dedupKeys).toEqual([f.ctx.keys.dedup('bot-a', 5)]);
+    const bytes = Number(await f.redis.call('MEMORY', 'USAGE', dedupKeys[0]));
+    expect(bytes / 2000).toBeLessThan(8);
+    const ttl = await f.redis.ttl(dedupKeys[0]);
+    expect(ttl).toBeGreaterThan(23 * 3600);
+  });
+
+  it('refuses an update_id that is not a non-negative safe integer', async () => {
+    for (const updateId of [-1, 1.5, Number.MAX_SAFE_INTEGER + 2, Number.NaN]) {
+      await expect(
+        f.enqueuer.enqueue({ bot: 'bot-a', updateId, body: body(1), deliveries: [] }),
+      ).rejects.toThrow(RangeError);
+    }
+  });
+});
