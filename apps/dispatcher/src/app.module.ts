@@ -1,0 +1,10 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { DispatcherModule } from '@relaygram/dispatcher';
+import { CoreModule, type BootContext } from '@relaygram/observability';
+
+@Module({})
+export class DispatcherAppModule {
+  static forRoot(boot: BootContext): DynamicModule {
+    return { module: DispatcherAppModule, imports: [CoreModule.forRoot(boot), DispatcherModule] };
+  }
+}

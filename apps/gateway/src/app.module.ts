@@ -1,0 +1,10 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { GatewayModule } from '@relaygram/gateway';
+import { CoreModule, type BootContext } from '@relaygram/observability';
+
+@Module({})
+export class GatewayAppModule {
+  static forRoot(boot: BootContext): DynamicModule {
+    return { module: GatewayAppModule, imports: [CoreModule.forRoot(boot), GatewayModule] };
+  }
+}

@@ -1,0 +1,10 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { IngressModule } from '@relaygram/ingress';
+import { CoreModule, type BootContext } from '@relaygram/observability';
+
+@Module({})
+export class IngressAppModule {
+  static forRoot(boot: BootContext): DynamicModule {
+    return { module: IngressAppModule, imports: [CoreModule.forRoot(boot), IngressModule] };
+  }
+}

@@ -1,0 +1,16 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { DispatcherModule } from '@relaygram/dispatcher';
+import { GatewayModule } from '@relaygram/gateway';
+import { IngressModule } from '@relaygram/ingress';
+import { CoreModule, type BootContext } from '@relaygram/observability';
+
+/** The three feature modules side by side in one process, for small installs. */
+@Module({})
+export class StandaloneAppModule {
+  static forRoot(boot: BootContext): DynamicModule {
+    return {
+      module: StandaloneAppModule,
+      imports: [CoreModule.forRoot(boot), IngressModule, DispatcherModule, GatewayModule],
+    };
+  }
+}

@@ -1,0 +1,31 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { ConfigModule } from '@relaygram/config';
+import { QueueModule } from '@relaygram/queue';
+import { ObservabilityModule } from '../observability.module';
+import type { RelaygramMetrics } from '../metrics/relaygram-metrics';
+import type { BootContext } from './run-app';
+
+/**
+ * What every Relaygram process has under its features: the loaded config, the Redis
+ * store, health and metrics. An app's root module is this plus its feature modules.
+ */
+@Module({})
+export class CoreModule {
+  static forRoot(
+    boot: Pick<BootContext, 'config' | 'env' | 'service'>,
+    options: { metrics?: RelaygramMetrics } = {},
+  ): DynamicModule {
+    return {
+      module: CoreModule,
+      imports: [
+        ConfigModule.forRoot({ config: boot.config, env: boot.env, service: boot.service }),
+        QueueModule.forRoot({
+          redisUrl: boot.config.redis.url,
+          prefix: boot.config.redis.prefix,
+          connectionName: `relaygram-${boot.service}`,
+        }),
+        ObservabilityModule.forRoot({ service: boot.service, metrics: options.metrics }),
+      ],
+    };
+  }
+}

@@ -1,0 +1,27 @@
+import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { TerminusModule } from '@nestjs/terminus';
+import { HealthController } from './health/health.controller';
+import { HealthRegistry } from './health/health-registry';
+import { RelaygramMetrics } from './metrics/relaygram-metrics';
+
+export interface ObservabilityModuleOptions {
+  /** Reuse a metrics registry (tests boot several apps in one process). */
+  metrics?: RelaygramMetrics;
+  service?: string;
+}
+
+/** Health endpoints, the readiness/bot-state registry and the metrics every feature writes to. */
+@Global()
+@Module({})
+export class ObservabilityModule {
+  static forRoot(options: ObservabilityModuleOptions = {}): DynamicModule {
+    const metrics = options.metrics ?? new RelaygramMetrics({ service: options.service });
+    return {
+      module: ObservabilityModule,
+      imports: [TerminusModule.forRoot({ logger: false })],
+      controllers: [HealthController],
+      providers: [HealthRegistry, { provide: RelaygramMetrics, useValue: metrics }],
+      exports: [HealthRegistry, RelaygramMetrics],
+    };
+  }
+}
