@@ -119,6 +119,19 @@ describe('Bot API over HTTP', () => {
     expect(((await mixed.body.json()) as { result: TelegramMessage }).result.text).toBe('body');
   });
 
+  it('reads JSON sent with a charset', async () => {
+    const answer = await request(`${emu.apiRoot}/bot${bot.token}/sendMessage`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+      body: JSON.stringify({ chat_id: 1, text: 'héllo' }),
+    });
+    expect(((await answer.body.json()) as { result: TelegramMessage }).result.text).toBe('héllo');
+  });
+
+  it('refuses to start on a port in use', async () => {
+    await expect(TelegramEmulator.start({ port: emu.port })).rejects.toThrow(/EADDRINUSE/);
+  });
+
   it('refuses a JSON body that is not an object, like Telegram', async () => {
     const answer = await request(`${emu.apiRoot}/bot${bot.token}/sendMessage`, {
       method: 'POST',

@@ -34,7 +34,7 @@ describe('control API over HTTP (EmulatorControlClient)', () => {
     const generated = await control.addBot();
     expect((await control.bots()).map((b) => b.id)).toEqual([bot.id, generated.id]);
     for (const ref of [bot.token, bot.id, 'control_bot', '@control_bot']) {
-      expect(await control.pendingUpdates(ref)).toEqual([]);
+      expect(await control.bot(ref)).toEqual(bot);
     }
     const me = await resultOf<{ id: number }>(emu.apiRoot, bot.token, 'getMe');
     expect(me.id).toBe(bot.id);

@@ -51,6 +51,10 @@ export class EmulatorControlClient {
     return this.call('GET', '/bots');
   }
 
+  bot(bot: BotRef): Promise<BotIdentity> {
+    return this.call('GET', botPath(bot));
+  }
+
   injectUpdate(bot: BotRef, payload: unknown): Promise<Update> {
     return this.call('POST', `${botPath(bot)}/updates`, payload);
   }

@@ -76,9 +76,9 @@ describe('getUpdates', () => {
   });
 
   it('terminates the older of two concurrent long polls with 409', async () => {
-    const older = callApi(emu.apiRoot, bot.token, 'getUpdates', { timeout: 30 });
+    const older = callApi(emu.apiRoot, bot.token, 'getUpdates', { timeout: 5 });
     await until(() => emu.calls(bot.id, { method: 'getUpdates' }).length === 1);
-    const newer = getUpdates({ timeout: 30 });
+    const newer = getUpdates({ timeout: 5 });
     const conflict = await older;
     expect(conflict.status).toBe(409);
     expect(conflict.body).toEqual({

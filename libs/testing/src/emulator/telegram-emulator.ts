@@ -106,7 +106,12 @@ export class TelegramEmulator {
     };
     const app = await createEmulatorServer();
     const emulator = new TelegramEmulator(app, settings, { ...TELEGRAM_LIMITS, ...options.limits });
-    await app.listen({ port: options.port ?? 0, host: options.host ?? '127.0.0.1' });
+    try {
+      await app.listen({ port: options.port ?? 0, host: options.host ?? '127.0.0.1' });
+    } catch (error) {
+      await app.close();
+      throw error;
+    }
     emulator.address = app.server.address() as AddressInfo;
     return emulator;
   }

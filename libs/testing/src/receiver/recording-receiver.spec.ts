@@ -78,6 +78,14 @@ describe('RecordingReceiver', () => {
     expect((await post('/', { fail: false })).status).toBe(202);
   });
 
+  it('answers 500 when a computed answer throws', async () => {
+    rx.respondWith(() => {
+      throw new Error('bug in the test');
+    });
+    const answer = await post('/', {});
+    expect([answer.status, answer.text]).toEqual([500, 'responder failed: Error: bug in the test']);
+  });
+
   it('uses queued answers in order before the default one', async () => {
     rx.respondNext([{ status: 500 }, { status: 429, headers: { 'retry-after': '3' } }]);
     rx.respondNext([{ status: 201 }]);
@@ -143,6 +151,7 @@ describe('RecordingReceiver', () => {
       expect(counter.count).toBe(200);
       expect(counter.deliveries).toEqual([]);
       expect(() => counter.waitFor(() => true)).toThrow();
+      expect(() => counter.respondWith(() => ({ status: 200 }))).toThrow();
     } finally {
       await agent.close();
       await counter.stop();

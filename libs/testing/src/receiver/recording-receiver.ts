@@ -131,6 +131,9 @@ export class RecordingReceiver {
 
   /** The answer from now on, when no `respondNext` answer is queued. */
   respondWith(responder: Responder): void {
+    if (typeof responder === 'function' && !this.record) {
+      throw new Error('a computed answer needs a receiver that records');
+    }
     this.responder = responder;
   }
 
@@ -266,8 +269,14 @@ export class RecordingReceiver {
     const queued = this.queue.shift();
     if (queued) return queued;
     if (typeof this.responder !== 'function') return this.responder;
-    if (!delivery) throw new Error('a computed answer needs a receiver that records');
-    return this.responder(delivery);
+    if (!delivery) return DEFAULT_RESPONSE;
+    try {
+      return this.responder(delivery);
+    } catch (error) {
+      // A throwing script is a bug in the test: answer it visibly instead of crashing the
+      // process that hosts the receiver.
+      return { status: 500, body: `responder failed: ${String(error)}` };
+    }
   }
 
   private notifyWaiters(): void {
