@@ -3,11 +3,17 @@ import { TerminusModule } from '@nestjs/terminus';
 import { HealthController } from './health/health.controller';
 import { HealthRegistry } from './health/health-registry';
 import { RelaygramMetrics } from './metrics/relaygram-metrics';
+import pino, { type Logger } from 'pino';
+
+/** Injection token of the process's pino logger, for structured lines (`{ bot, update_id, route }`). */
+export const RELAYGRAM_LOGGER = Symbol('RELAYGRAM_LOGGER');
 
 export interface ObservabilityModuleOptions {
   /** Reuse a metrics registry (tests boot several apps in one process). */
   metrics?: RelaygramMetrics;
   service?: string;
+  /** The process logger; a silent one when absent (unit tests). */
+  logger?: Logger;
 }
 
 /** Health endpoints, the readiness/bot-state registry and the metrics every feature writes to. */
@@ -20,8 +26,12 @@ export class ObservabilityModule {
       module: ObservabilityModule,
       imports: [TerminusModule.forRoot({ logger: false })],
       controllers: [HealthController],
-      providers: [HealthRegistry, { provide: RelaygramMetrics, useValue: metrics }],
-      exports: [HealthRegistry, RelaygramMetrics],
+      providers: [
+        HealthRegistry,
+        { provide: RelaygramMetrics, useValue: metrics },
+        { provide: RELAYGRAM_LOGGER, useValue: options.logger ?? pino({ level: 'silent' }) },
+      ],
+      exports: [HealthRegistry, RelaygramMetrics, RELAYGRAM_LOGGER],
     };
   }
 }

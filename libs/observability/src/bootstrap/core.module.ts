@@ -24,7 +24,11 @@ export class CoreModule {
           prefix: boot.config.redis.prefix,
           connectionName: `relaygram-${boot.service}`,
         }),
-        ObservabilityModule.forRoot({ service: boot.service, metrics: options.metrics }),
+        ObservabilityModule.forRoot({
+          service: boot.service,
+          metrics: options.metrics,
+          logger: boot.logger,
+        }),
       ],
     };
   }
