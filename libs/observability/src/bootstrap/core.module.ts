@@ -12,7 +12,7 @@ import type { BootContext } from './run-app';
 @Module({})
 export class CoreModule {
   static forRoot(
-    boot: Pick<BootContext, 'config' | 'env' | 'service'>,
+    boot: Pick<BootContext, 'config' | 'env' | 'service'> & Partial<Pick<BootContext, 'logger'>>,
     options: { metrics?: RelaygramMetrics } = {},
   ): DynamicModule {
     return {
