@@ -98,13 +98,6 @@ export class BotState {
     this.poll?.settle(outcome);
   }
 
-  /** Stops every activity of the bot (webhook pushes, waiting polls). */
-  shutdown(outcome: Update[] | TelegramError): void {
-    this.pusher?.stop();
-    this.pusher = undefined;
-    this.endPoll(outcome);
-  }
-
   /**
    * Updates injected in one go reach a waiting poll together: the answer is sent on the next
    * turn of the event loop rather than on the first update.

@@ -44,11 +44,11 @@ import { stopWebhook, webhookInfo } from './webhook-methods';
 const MB = 1024 * 1024;
 
 /** Telegram's public server: 10 MB photos, 50 MB other uploads, 20 MB downloads. */
-export const TELEGRAM_LIMITS: EmulatorLimits = {
+export const TELEGRAM_LIMITS: Readonly<EmulatorLimits> = Object.freeze({
   photoBytes: 10 * MB,
   documentBytes: 50 * MB,
   downloadBytes: 20 * MB,
-};
+});
 
 const DEFAULT_WAIT_MS = 5_000;
 
@@ -245,32 +245,35 @@ export class TelegramEmulator {
 
   /** Forgets every bot, call and file, as if freshly started (the port is kept). */
   async reset(): Promise<void> {
-    for (const bot of this.registry.all()) this.retire(bot);
+    const reason = 'the emulator was reset';
+    for (const bot of this.registry.all()) retire(bot, reason);
     this.registry.clear();
     this.history.clear();
-    this.history.abortWaiters('the emulator was reset');
+    this.history.abortWaiters(reason);
     await this.files.clear();
   }
 
   stop(): Promise<void> {
     this.stopping ??= (async () => {
-      for (const bot of this.registry.all()) this.retire(bot);
-      this.history.abortWaiters('the emulator stopped');
+      const reason = 'the emulator stopped';
+      for (const bot of this.registry.all()) retire(bot, reason);
+      this.history.abortWaiters(reason);
       await this.app.close();
       await this.files.clear();
     })();
     return this.stopping;
   }
 
-  private retire(bot: BotState): void {
-    stopWebhook(bot);
-    bot.shutdown([]);
-    bot.history.abortWaiters('the emulator was reset');
-  }
-
   private resolve(ref: BotRef): BotState {
     return this.registry.resolve(ref);
   }
+}
+
+/** Stops a bot's pushes, answers its waiting poll with nothing and fails its waiters. */
+function retire(bot: BotState, reason: string): void {
+  stopWebhook(bot);
+  bot.endPoll([]);
+  bot.history.abortWaiters(reason);
 }
 
 function enqueue(bot: BotState, prepared: PreparedUpdate): Update {

@@ -1,7 +1,7 @@
 /** Polls `condition` every `intervalMs` until it holds; fails after `timeoutMs`. */
 export async function until(
   condition: () => boolean,
-  { timeoutMs = 2_000, intervalMs = 5 }: { timeoutMs?: number; intervalMs?: number } = {},
+  { timeoutMs = 5_000, intervalMs = 5 }: { timeoutMs?: number; intervalMs?: number } = {},
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
