@@ -37,12 +37,16 @@ export class FileStore {
   private directory: Promise<string> | undefined;
   private readonly byId = new Map<string, StoredFile>();
   private readonly byPath = new Map<string, StoredFile>();
-  private counter = 0;
+  private uploadCount = 0;
+  private fileCount = 0;
 
   /** A fresh path in the emulator's temporary directory for an upload to stream into. */
   async tempPath(): Promise<string> {
     this.directory ??= mkdtemp(join(tmpdir(), 'relaygram-emulator-'));
-    return join(await this.directory, `upload-${++this.counter}-${randomBytes(6).toString('hex')}`);
+    return join(
+      await this.directory,
+      `upload-${++this.uploadCount}-${randomBytes(6).toString('hex')}`,
+    );
   }
 
   addUpload(
@@ -89,7 +93,7 @@ export class FileStore {
   }
 
   private newIdentity(botId: number, kind: FileKind, filename: string) {
-    const n = ++this.counter;
+    const n = this.fileCount++;
     const extension = kind === 'photo' ? '.jpg' : documentExtension(filename);
     return {
       fileId: FILE_ID_PREFIX[kind] + randomBytes(48).toString('base64url'),
