@@ -1,6 +1,10 @@
 // Jest loads global setup outside moduleNameMapper, hence the relative import.
 // eslint-disable-next-line @nx/enforce-module-boundaries
-import { localRedis, type LocalRedis } from '../../libs/queue/src/redis/local-redis';
+import {
+  localRedis,
+  startRedisServer,
+  type LocalRedis,
+} from '../../libs/queue/src/redis/local-redis';
 
 declare global {
   var __relaygramTestRedis: LocalRedis | undefined;
@@ -12,7 +16,10 @@ declare global {
  */
 export default async function globalSetup(): Promise<void> {
   if (process.env.REDIS_URL) return;
-  const redis = await localRedis();
+  // RELAYGRAM_TEST_REDIS=spawn skips 127.0.0.1:6379 and always starts a child, which is
+  // how the no-Redis path gets exercised on a machine that has a Redis running.
+  const redis =
+    process.env.RELAYGRAM_TEST_REDIS === 'spawn' ? await startRedisServer() : await localRedis();
   process.env.REDIS_URL = redis.url;
   globalThis.__relaygramTestRedis = redis;
 }

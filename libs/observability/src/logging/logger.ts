@@ -76,6 +76,15 @@ const NEST_TO_PINO: Record<NestLogLevel, pino.Level> = {
   fatal: 'fatal',
 };
 
+/** Nest's start-up chatter (one line per module and route) is debug, not info. */
+const QUIET_CONTEXTS = new Set([
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestFactory',
+  'NestApplication',
+]);
+
 /** Nest's logger interface over pino, so framework and Relaygram lines share one format. */
 export class PinoNestLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
@@ -100,11 +109,12 @@ export class PinoNestLogger implements LoggerService {
   }
 
   private write(level: NestLogLevel, message: unknown, rest: unknown[]): void {
-    const pinoLevel = NEST_TO_PINO[level];
-    if (!this.logger.isLevelEnabled(pinoLevel)) return;
     // Nest passes the context (class name) last, and for errors the stack before it.
     const args = [...rest];
     const context = typeof args[args.length - 1] === 'string' ? (args.pop() as string) : undefined;
+    const pinoLevel =
+      level === 'log' && context && QUIET_CONTEXTS.has(context) ? 'debug' : NEST_TO_PINO[level];
+    if (!this.logger.isLevelEnabled(pinoLevel)) return;
     const stack =
       level === 'error' && typeof args[0] === 'string' ? (args.shift() as string) : undefined;
     const fields: Record<string, unknown> = {};
