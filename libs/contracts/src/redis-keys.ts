@@ -40,6 +40,11 @@ export class RedisKeys {
     return `${this.prefix}:route-stats:${route}`;
   }
 
+  /** Hash of one bot's counters: `queued` (deliveries of its updates waiting in lanes). */
+  botStats(bot: string): string {
+    return `${this.prefix}:bot-stats:${bot}`;
+  }
+
   /** Set of every route that ever had a lane, for reconciliation after a reload. */
   get routes(): string {
     return `${this.prefix}:routes`;

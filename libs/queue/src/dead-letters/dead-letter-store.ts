@@ -213,7 +213,7 @@ export class DeadLetterStore {
       body: letter.update,
     });
     const reply = (await redis.rgReplay(
-      10,
+      11,
       keys.deadLetter(deliveryId),
       keys.deadIndex,
       keys.deadByRoute(letter.route),
@@ -224,6 +224,7 @@ export class DeadLetterStore {
       keys.routeStats(letter.route),
       keys.laneSeq,
       keys.routes,
+      keys.botStats(letter.bot),
       deliveryId,
       lane,
       entry,

@@ -107,7 +107,7 @@ export class LaneStore {
       if (d.lastError !== undefined) args.push('last_error', d.lastError.slice(0, 500));
     }
     const reply = (await redis.rgFinishBuffer(
-      9,
+      10,
       keys.lane(lane),
       keys.laneState(lane),
       keys.routeLanes(route),
@@ -117,6 +117,7 @@ export class LaneStore {
       keys.deadIndex,
       keys.deadByRoute(route),
       keys.deadByBot(bot),
+      keys.botStats(bot),
       ...args,
     )) as unknown[];
     const kind = asBuffer(reply[0]).toString();
@@ -259,4 +260,21 @@ export async function readRouteStats(ctx: QueueContext, route: string): Promise<
     lastStatus: num(h.last_status),
     lastErrorAt: num(h.last_error_at),
   };
+}
+
+export interface BotStats {
+  /** Deliveries of this bot's updates waiting in lanes, all routes together. */
+  queued: number;
+  /** Dead letters held for this bot. */
+  dead: number;
+}
+
+export async function readBotStats(ctx: QueueContext, bot: string): Promise<BotStats> {
+  const { redis, keys } = ctx;
+  const [[, queued], [, dead]] = ((await redis
+    .pipeline()
+    .hget(keys.botStats(bot), 'queued')
+    .zcard(keys.deadByBot(bot))
+    .exec()) ?? []) as [unknown, unknown][];
+  return { queued: Math.max(0, Number(queued ?? 0)), dead: Number(dead ?? 0) };
 }

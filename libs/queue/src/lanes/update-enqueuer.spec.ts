@@ -2,6 +2,7 @@ import { DEDUP_BLOCK_BITS, drainJobId, laneId } from '@relaygram/contracts';
 import { createQueueFixture, type QueueFixture } from '../queue.fixture';
 import { decodeEntry } from './delivery-entry';
 import { newDeliveryId, type DeliveryTarget } from './update-enqueuer';
+import { readBotStats, readRouteStats } from './lane-store';
 
 const body = (updateId: number, chatId = 42) =>
   Buffer.from(
@@ -59,6 +60,8 @@ describe('UpdateEnqueuer', () => {
     expect(await f.lanes.generation(a.lane)).toBe(gen);
     expect(await f.scheduler.queue('shop').getJobCounts('waiting')).toEqual({ waiting: 1 });
     expect(await f.lanes.length(a.lane)).toBe(2);
+    expect(await readBotStats(f.ctx, 'bot-a')).toEqual({ queued: 3, dead: 0 });
+    expect((await readRouteStats(f.ctx, 'shop')).queued).toBe(2);
   });
 
   it('answers duplicate for an update_id seen before and writes nothing', async () => {

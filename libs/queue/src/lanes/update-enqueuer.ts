@@ -64,7 +64,12 @@ export class UpdateEnqueuer {
     const offset = update.updateId % DEDUP_BLOCK_BITS;
     const acceptedAt = update.acceptedAt ?? Date.now();
 
-    const keyArgs: string[] = [keys.dedup(update.bot, block), keys.laneSeq, keys.routes];
+    const keyArgs: string[] = [
+      keys.dedup(update.bot, block),
+      keys.laneSeq,
+      keys.routes,
+      keys.botStats(update.bot),
+    ];
     const argv: (string | Buffer | number)[] = [offset, DEDUP_WINDOW_SECONDS];
     for (const d of update.deliveries) {
       keyArgs.push(

@@ -3,7 +3,7 @@
  * one step, so a re-send is neither lost nor doubled when two operators press at once.
  * KEYS[1] dead letter, KEYS[2] dead index, KEYS[3] dead by route, KEYS[4] dead by bot,
  * KEYS[5] lane, KEYS[6] lane state, KEYS[7] route's lane set, KEYS[8] route stats,
- * KEYS[9] lane sequence, KEYS[10] set of routes.
+ * KEYS[9] lane sequence, KEYS[10] set of routes, KEYS[11] the bot's stats.
  * ARGV[1] delivery id, ARGV[2] lane id, ARGV[3] entry, ARGV[4] route name.
  * Returns {'missing'} | {'queued'} | {'queued', generation} (the lane needs a drain job).
  */
@@ -19,11 +19,12 @@ local function expect(key, kind)
   return nil
 end
 local err = expect(KEYS[5], 'list') or expect(KEYS[6], 'hash') or expect(KEYS[7], 'set')
-  or expect(KEYS[8], 'hash') or expect(KEYS[9], 'string') or expect(KEYS[10], 'set')
+  or expect(KEYS[8], 'hash') or expect(KEYS[9], 'string') or expect(KEYS[10], 'set') or expect(KEYS[11], 'hash')
 if err then return err end
 
 redis.call('RPUSH', KEYS[5], ARGV[3])
 redis.call('HINCRBY', KEYS[8], 'queued', 1)
+redis.call('HINCRBY', KEYS[11], 'queued', 1)
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])

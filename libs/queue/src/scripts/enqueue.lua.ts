@@ -2,7 +2,7 @@
  * Dedup and enqueue one update, atomically.
  *
  * KEYS[1] dedup bitmap of the update's block, KEYS[2] lane sequence, KEYS[3] set of routes,
- * then 4 keys per delivery: lane list, lane state hash, route's lane set, route stats hash.
+ * KEYS[4] the bot's stats hash, then 4 keys per delivery: lane list, lane state hash, route's lane set, route stats hash.
  * ARGV[1] bit offset of the update_id in its block, ARGV[2] dedup TTL in seconds,
  * then 3 values per delivery: lane id, route name, encoded entry.
  *
@@ -16,7 +16,7 @@
 export const ENQUEUE_LUA = `
 local offset = tonumber(ARGV[1])
 local ttl = tonumber(ARGV[2])
-local n = (#KEYS - 3) / 4
+local n = (#KEYS - 4) / 4
 if offset == nil or ttl == nil or n < 0 or n ~= math.floor(n) or #ARGV ~= 2 + n * 3 then
   return redis.error_reply('ERR relaygram enqueue: malformed arguments')
 end
@@ -29,10 +29,10 @@ local function expect(key, kind)
   return nil
 end
 
-local err = expect(KEYS[1], 'string') or expect(KEYS[2], 'string') or expect(KEYS[3], 'set')
+local err = expect(KEYS[1], 'string') or expect(KEYS[2], 'string') or expect(KEYS[3], 'set') or expect(KEYS[4], 'hash')
 if err then return err end
 for i = 0, n - 1 do
-  local k = 4 + i * 4
+  local k = 5 + i * 4
   err = expect(KEYS[k], 'list') or expect(KEYS[k + 1], 'hash') or expect(KEYS[k + 2], 'set') or expect(KEYS[k + 3], 'hash')
   if err then return err end
 end
@@ -51,8 +51,11 @@ redis.call('SETBIT', KEYS[1], offset, 1)
 redis.call('EXPIRE', KEYS[1], ttl)
 
 local result = {1}
+if n > 0 then
+  redis.call('HINCRBY', KEYS[4], 'queued', n)
+end
 for i = 0, n - 1 do
-  local k = 4 + i * 4
+  local k = 5 + i * 4
   local a = 3 + i * 3
   local lane, route, entry = ARGV[a], ARGV[a + 1], ARGV[a + 2]
   redis.call('RPUSH', KEYS[k], entry)

@@ -30,7 +30,7 @@ return {'head', entry, attempts, c5xx}
  * a new drain job, hold it as it is, or release it when empty.
  * KEYS[1] lane, KEYS[2] lane state, KEYS[3] route's lane set, KEYS[4] route stats,
  * KEYS[5] lane sequence, KEYS[6] dead letter, KEYS[7] dead index, KEYS[8] dead by route,
- * KEYS[9] dead by bot.
+ * KEYS[9] dead by bot, KEYS[10] the bot's stats.
  * ARGV[1] generation, ARGV[2] lane id, ARGV[3] head prefix, ARGV[4] 'delivered'|'dead',
  * ARGV[5] then: 'continue'|'yield'|'hold', ARGV[6] now (ms), ARGV[7] dead-letter TTL (ms),
  * ARGV[8] delivery id, then for 'dead': field, value pairs of the dead letter (the raw
@@ -54,7 +54,7 @@ local function expect(key, kind)
   return nil
 end
 local dead = ARGV[4] == 'dead'
-local err = expect(KEYS[3], 'set') or expect(KEYS[4], 'hash') or expect(KEYS[5], 'string')
+local err = expect(KEYS[3], 'set') or expect(KEYS[4], 'hash') or expect(KEYS[5], 'string') or expect(KEYS[10], 'hash')
 if not err and dead then
   err = expect(KEYS[6], 'hash') or expect(KEYS[7], 'zset') or expect(KEYS[8], 'zset') or expect(KEYS[9], 'zset')
 end
@@ -66,6 +66,7 @@ end
 redis.call('LPOP', KEYS[1])
 redis.call('HDEL', KEYS[2], 'attempts', 'c5xx', 'last_status', 'last_error', 'next_at')
 redis.call('HINCRBY', KEYS[4], 'queued', -1)
+redis.call('HINCRBY', KEYS[10], 'queued', -1)
 if dead then
   local fields = {'entry', head}
   for i = 9, #ARGV do fields[#fields + 1] = ARGV[i] end
