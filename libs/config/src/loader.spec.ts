@@ -343,11 +343,11 @@ describe('loadConfig warnings', () => {
   });
 
   it('accepts an update type newer than this version, with a warning', () => {
-    const bots = [{ ...minimal.bots[0], allowed_updates: ['message', 'guest_message'] }];
+    const bots = [{ ...minimal.bots[0], allowed_updates: ['message', 'future_update'] }];
     const config = load({ ...minimal, bots });
-    expect(config.bots[0].allowedUpdates).toEqual(['message', 'guest_message']);
+    expect(config.bots[0].allowedUpdates).toEqual(['message', 'future_update']);
     expect(config.warnings).toEqual([
-      'bots[0].allowed_updates[1]: "guest_message" is not an update type this version knows; it is passed to Telegram as is',
+      'bots[0].allowed_updates[1]: "future_update" is not an update type this version knows; it is passed to Telegram as is',
     ]);
   });
 

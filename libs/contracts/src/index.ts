@@ -2,3 +2,4 @@ export * from './queue-names';
 export * from './lanes';
 export * from './outcomes';
 export * from './redis-keys';
+export * from './update-types';

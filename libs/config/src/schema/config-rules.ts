@@ -1,3 +1,4 @@
+import { UPDATE_TYPES } from '@relaygram/contracts';
 import { RESERVED_METHODS } from '../config.types';
 
 /** Names of bots, routes and clients: they end up in URL paths, headers and metric labels. */
@@ -27,35 +28,8 @@ export const REDIS_PREFIX = /^(?:[A-Za-z0-9_.-]{1,64}|\{[A-Za-z0-9_.-]{1,62}\})$
 
 export const DURATION_RULE = 'must be a duration like 30s, 5m, 24h, 7d or a number of seconds';
 
-/**
- * Update types of the Bot API this version knows. Others are passed to Telegram as they
- * are (a newer API may have them), with a warning in case of a typo.
- */
-export const KNOWN_UPDATE_TYPES: readonly string[] = [
-  'message',
-  'edited_message',
-  'channel_post',
-  'edited_channel_post',
-  'business_connection',
-  'business_message',
-  'edited_business_message',
-  'deleted_business_messages',
-  'message_reaction',
-  'message_reaction_count',
-  'inline_query',
-  'chosen_inline_result',
-  'callback_query',
-  'shipping_query',
-  'pre_checkout_query',
-  'purchased_paid_media',
-  'poll',
-  'poll_answer',
-  'my_chat_member',
-  'chat_member',
-  'chat_join_request',
-  'chat_boost',
-  'removed_chat_boost',
-];
+/** Update types this version knows; others are passed on to Telegram with a warning (a newer API may have them). */
+export const KNOWN_UPDATE_TYPES: readonly string[] = UPDATE_TYPES;
 
 export function isReservedMethod(method: string): boolean {
   return RESERVED_METHODS.includes(method.toLowerCase());

@@ -141,7 +141,7 @@ describe('getUpdates', () => {
 
     it('delivers types it does not know', async () => {
       await getUpdates({ allowed_updates: ['message'] });
-      const future = emu.injectUpdate(bot.id, { guest_message: { text: 'from the future' } });
+      const future = emu.injectUpdate(bot.id, { future_update: { text: 'from the future' } });
       expect(await getUpdates()).toEqual([future]);
     });
 

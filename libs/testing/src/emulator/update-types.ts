@@ -1,31 +1,7 @@
+import { UPDATE_TYPES } from '@relaygram/contracts';
 import type { JsonObject, Update } from './emulator.types';
 
-/** Update types of the Bot API, in the order of the Update object's documentation. */
-export const UPDATE_TYPES = [
-  'message',
-  'edited_message',
-  'channel_post',
-  'edited_channel_post',
-  'business_connection',
-  'business_message',
-  'edited_business_message',
-  'deleted_business_messages',
-  'message_reaction',
-  'message_reaction_count',
-  'inline_query',
-  'chosen_inline_result',
-  'callback_query',
-  'shipping_query',
-  'pre_checkout_query',
-  'purchased_paid_media',
-  'poll',
-  'poll_answer',
-  'my_chat_member',
-  'chat_member',
-  'chat_join_request',
-  'chat_boost',
-  'removed_chat_boost',
-] as const;
+export { UPDATE_TYPES };
 
 const KNOWN_TYPES: ReadonlySet<string> = new Set(UPDATE_TYPES);
 
