@@ -50,6 +50,16 @@ export class RedisKeys {
     return `${this.prefix}:routes`;
   }
 
+  /**
+   * Hash route → ms: when a dispatcher last had the route configured, or when the
+   * reconciler first met its lanes unconfigured. Lanes of a route are moved to dead
+   * letters as `route_removed` only once this is old, so replicas on different configs
+   * (a rolling update) never kill a route another replica still serves.
+   */
+  get routePresence(): string {
+    return `${this.prefix}:route-presence`;
+  }
+
   /** Global counter of lane schedule generations (drain job ids never repeat). */
   get laneSeq(): string {
     return `${this.prefix}:lane-seq`;
