@@ -8,3 +8,4 @@ export * from './lanes/update-enqueuer';
 export * from './lanes/lane-store';
 export * from './lanes/lane-reconciler';
 export * from './dead-letters/dead-letter-store';
+export * from './dead-letters/config-lane-resolver';

@@ -151,12 +151,12 @@ export class DeadLetterStore {
         if (filter.reason && letter.reason !== filter.reason) continue;
         items.push(letter);
         if (items.length === size) {
-          if (expired.length) await this.dropFromIndex(expired);
+          if (expired.length) await this.dropFromIndex(index, expired);
           const more = i < entries.length - 1 || (await this.hasMore(index, position));
           return { items, nextCursor: more ? formatCursor(position) : undefined };
         }
       }
-      if (expired.length) await this.dropFromIndex(expired);
+      if (expired.length) await this.dropFromIndex(index, expired);
       if (entries.length < fetch) return { items };
     }
   }
@@ -173,10 +173,13 @@ export class DeadLetterStore {
     return next.length > 0;
   }
 
-  private async dropFromIndex(ids: string[]): Promise<void> {
-    // The hash expired, so its route and bot are unknown here: the global index is
-    // cleaned now, the per-route and per-bot ones by prune().
-    await this.ctx.redis.zrem(this.ctx.keys.deadIndex, ...ids);
+  private async dropFromIndex(index: string, ids: string[]): Promise<void> {
+    // The hash expired, so its route and bot are unknown here: the global index and the
+    // one being read are cleaned now, the other per-route and per-bot ones by prune().
+    const { redis, keys } = this.ctx;
+    const pipeline = redis.pipeline().zrem(keys.deadIndex, ...ids);
+    if (index !== keys.deadIndex) pipeline.zrem(index, ...ids);
+    await pipeline.exec();
   }
 
   /** Counts of current dead letters of one route (or bot). */
@@ -278,13 +281,17 @@ export class DeadLetterStore {
     return Number(existed) === 1;
   }
 
-  /** Drop index entries older than the retention from every index of the given routes and bots. */
+  /**
+   * Drop index entries older than the retention (their hashes have expired) from the
+   * global index and those of every route that ever had a lane and of the given bots.
+   */
   async prune(routes: readonly string[], bots: readonly string[], now = Date.now()): Promise<void> {
     const { keys, redis } = this.ctx;
     const before = now - DEAD_LETTER_RETENTION_MS;
+    const everSeen = await redis.smembers(keys.routes);
     const pipeline = redis.pipeline();
     pipeline.zremrangebyscore(keys.deadIndex, '-inf', `(${before}`);
-    for (const route of routes)
+    for (const route of new Set([...routes, ...everSeen]))
       pipeline.zremrangebyscore(keys.deadByRoute(route), '-inf', `(${before}`);
     for (const bot of bots) pipeline.zremrangebyscore(keys.deadByBot(bot), '-inf', `(${before}`);
     await pipeline.exec();

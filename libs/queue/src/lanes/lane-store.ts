@@ -7,9 +7,18 @@ export interface LaneHead {
   entry: DeliveryEntry;
   attempt: number;
   consecutive5xx: number;
+  /** What the previous attempt got, when it was retried (see `retry`). */
+  lastStatus?: number;
+  lastBody?: string;
+  lastError?: string;
 }
 
-export type BeginResult = { kind: 'stale' } | { kind: 'empty' } | ({ kind: 'head' } & LaneHead);
+export type BeginResult =
+  | { kind: 'stale' }
+  | { kind: 'empty' }
+  /** The head is backing off until `nextAttemptAt` (ms); no attempt was counted. */
+  | { kind: 'wait'; nextAttemptAt: number }
+  | ({ kind: 'head' } & LaneHead);
 
 export type FinishResult =
   | { kind: 'stale' }
@@ -34,8 +43,11 @@ export interface DeadLetterInfo {
 
 export interface RetryInfo {
   consecutive5xx: number;
+  /** HTTP status; 0 for a network error or timeout. */
   lastStatus: number;
   lastError: string;
+  /** Up to 1 KiB of the response body (cut on a character boundary). */
+  lastBody?: string;
   nextAttemptAt: number;
 }
 
@@ -46,12 +58,23 @@ function asBuffer(value: unknown): Buffer {
   return Buffer.isBuffer(value) ? value : Buffer.from(String(value));
 }
 
+function optionalText(value: unknown): string | undefined {
+  return value === null || value === undefined ? undefined : asBuffer(value).toString('utf8');
+}
+
 function parseHead(reply: unknown[]): LaneHead {
-  return {
+  const head: LaneHead = {
     entry: decodeEntry(asBuffer(reply[1])),
     attempt: Number(asBuffer(reply[2]).toString()),
     consecutive5xx: Number(asBuffer(reply[3]).toString()),
   };
+  const lastStatus = optionalText(reply[4]);
+  if (lastStatus !== undefined) head.lastStatus = Number(lastStatus);
+  const lastBody = optionalText(reply[5]);
+  if (lastBody !== undefined) head.lastBody = lastBody;
+  const lastError = optionalText(reply[6]);
+  if (lastError !== undefined) head.lastError = lastError;
+  return head;
 }
 
 /**
@@ -62,7 +85,11 @@ function parseHead(reply: unknown[]): LaneHead {
 export class LaneStore {
   constructor(private readonly ctx: QueueContext) {}
 
-  async begin(lane: string, gen: number): Promise<BeginResult> {
+  /**
+   * Count an attempt on the head and return it. `now` decides whether the head's backoff
+   * is over; pass `Infinity` to take the head regardless (killing a lane).
+   */
+  async begin(lane: string, gen: number, now = Date.now()): Promise<BeginResult> {
     const { keys, redis } = this.ctx;
     const { route } = parseLaneId(lane);
     const reply = (await redis.rgBeginBuffer(
@@ -72,9 +99,11 @@ export class LaneStore {
       keys.routeLanes(route),
       gen,
       lane,
+      Number.isFinite(now) ? Math.trunc(now) : Number.MAX_SAFE_INTEGER,
     )) as unknown[];
     const kind = asBuffer(reply[0]).toString();
     if (kind === 'head') return { kind: 'head', ...parseHead(reply) };
+    if (kind === 'wait') return { kind: 'wait', nextAttemptAt: Number(asBuffer(reply[1])) };
     return { kind: kind as 'stale' | 'empty' };
   }
 
@@ -145,6 +174,7 @@ export class LaneStore {
       info.lastError.slice(0, 500),
       now,
       info.nextAttemptAt,
+      info.lastBody === undefined ? '' : truncateUtf8(info.lastBody, DEAD_LETTER_BODY_LIMIT),
     );
     return Number(ok) === 1;
   }
@@ -187,15 +217,19 @@ export class LaneStore {
    */
   async killLane(lane: string, reason: DeadReason): Promise<number> {
     let killed = 0;
+    let gen: number | undefined;
     for (;;) {
-      let gen = await this.generation(lane);
-      if (gen === undefined) return killed;
-      // Take the lane away from any drain job that still holds it.
-      gen = await this.reschedule(lane, gen);
-      if (gen === undefined) continue;
-      const begun = await this.begin(lane, gen);
+      if (gen === undefined) {
+        const current = await this.generation(lane);
+        if (current === undefined) return killed;
+        // Take the lane away from any drain job that still holds it.
+        gen = await this.reschedule(lane, current);
+        if (gen === undefined) continue;
+      }
+      const begun = await this.begin(lane, gen, Infinity);
+      if (begun.kind === 'empty') return killed;
       if (begun.kind !== 'head') {
-        if (begun.kind === 'empty') return killed;
+        gen = undefined;
         continue;
       }
       const result = await this.finish(
@@ -204,11 +238,21 @@ export class LaneStore {
         begun.entry.deliveryId,
         {
           delivered: false,
-          dead: { reason, attempts: begun.attempt - 1 },
+          dead: {
+            reason,
+            // The begin above counted an attempt that is never made.
+            attempts: begun.attempt - 1,
+            lastStatus: begun.lastStatus,
+            lastBody: begun.lastBody || undefined,
+            lastError: begun.lastError || undefined,
+          },
         },
         'hold',
       );
-      if (result.kind === 'stale') continue;
+      if (result.kind === 'stale') {
+        gen = undefined;
+        continue;
+      }
       killed += 1;
       if (result.kind === 'done') return killed;
     }

@@ -6,9 +6,13 @@
  */
 
 /**
- * Start an attempt on the head.
- * KEYS[1] lane, KEYS[2] lane state, KEYS[3] route's lane set. ARGV[1] generation, ARGV[2] lane id.
- * Returns {'stale'} | {'empty'} | {'head', entry, attempts, consecutive5xx}.
+ * Start an attempt on the head, unless the head is still backing off.
+ * KEYS[1] lane, KEYS[2] lane state, KEYS[3] route's lane set. ARGV[1] generation, ARGV[2] lane id,
+ * ARGV[3] now (ms).
+ * Returns {'stale'} | {'empty'} | {'wait', next attempt at} |
+ * {'head', entry, attempts, consecutive5xx, last status, last body, last error}.
+ * `wait` comes back when a job runs before the head's backoff ends (the reconciler
+ * replaced a lost job, or clocks differ between replicas): no attempt is counted.
  */
 export const BEGIN_LUA = `
 if redis.call('HGET', KEYS[2], 'gen') ~= ARGV[1] then
@@ -20,9 +24,13 @@ if not entry then
   redis.call('SREM', KEYS[3], ARGV[2])
   return {'empty'}
 end
+local next_at = redis.call('HGET', KEYS[2], 'next_at')
+if next_at and (tonumber(next_at) or 0) > tonumber(ARGV[3]) then
+  return {'wait', next_at}
+end
 local attempts = redis.call('HINCRBY', KEYS[2], 'attempts', 1)
-local c5xx = redis.call('HGET', KEYS[2], 'c5xx') or '0'
-return {'head', entry, attempts, c5xx}
+local s = redis.call('HMGET', KEYS[2], 'c5xx', 'last_status', 'last_body', 'last_error')
+return {'head', entry, attempts, s[1] or '0', s[2], s[3], s[4]}
 `;
 
 /**
@@ -35,8 +43,10 @@ return {'head', entry, attempts, c5xx}
  * ARGV[5] then: 'continue'|'yield'|'hold', ARGV[6] now (ms), ARGV[7] dead-letter TTL (ms),
  * ARGV[8] delivery id, then for 'dead': field, value pairs of the dead letter (the raw
  * entry is stored as `entry`).
- * Returns {'stale'} | {'done'} | {'yield', generation} | {'hold'} | {'head', entry, attempts, 0}.
- * Types are checked first: a failure after the LPOP would lose the head.
+ * Returns {'stale'} | {'done'} | {'yield', generation} | {'hold'} |
+ * {'head', entry, attempts, 0, false, false, false} (the shape of BEGIN's head).
+ * Types are checked first: a failure after the LPOP would lose the head. The next head
+ * is begun without a backoff check: a fresh head has none.
  */
 export const FINISH_LUA = `
 if redis.call('HGET', KEYS[2], 'gen') ~= ARGV[1] then
@@ -64,12 +74,14 @@ if (#ARGV - 8) % 2 ~= 0 then
 end
 
 redis.call('LPOP', KEYS[1])
-redis.call('HDEL', KEYS[2], 'attempts', 'c5xx', 'last_status', 'last_error', 'next_at')
+redis.call('HDEL', KEYS[2], 'attempts', 'c5xx', 'last_status', 'last_body', 'last_error', 'next_at')
 redis.call('HINCRBY', KEYS[4], 'queued', -1)
 redis.call('HINCRBY', KEYS[10], 'queued', -1)
 if dead then
   local fields = {'entry', head}
   for i = 9, #ARGV do fields[#fields + 1] = ARGV[i] end
+  -- A re-sent delivery that dies again must not keep fields of its earlier death.
+  redis.call('DEL', KEYS[6])
   redis.call('HSET', KEYS[6], unpack(fields))
   redis.call('PEXPIRE', KEYS[6], ARGV[7])
   redis.call('ZADD', KEYS[7], ARGV[6], ARGV[8])
@@ -93,20 +105,23 @@ if ARGV[5] == 'hold' then
   return {'hold'}
 end
 local attempts = redis.call('HINCRBY', KEYS[2], 'attempts', 1)
-return {'head', redis.call('LINDEX', KEYS[1], 0), attempts, '0'}
+return {'head', redis.call('LINDEX', KEYS[1], 0), attempts, '0', false, false, false}
 `;
 
 /**
- * Record a failed attempt that will be retried.
+ * Record a failed attempt that will be retried. The last status, body and error stay
+ * with the head, so a dead letter made later (expired, poison, route removed) by any
+ * replica still shows what the target last answered.
  * KEYS[1] lane state, KEYS[2] route stats. ARGV[1] generation, ARGV[2] consecutive 5xx,
- * ARGV[3] last status, ARGV[4] last error, ARGV[5] now (ms), ARGV[6] next attempt at (ms).
+ * ARGV[3] last status, ARGV[4] last error, ARGV[5] now (ms), ARGV[6] next attempt at (ms),
+ * ARGV[7] last body (up to 1 KiB).
  * Returns 1, or 0 when stale.
  */
 export const RETRY_LUA = `
 if redis.call('HGET', KEYS[1], 'gen') ~= ARGV[1] then
   return 0
 end
-redis.call('HSET', KEYS[1], 'c5xx', ARGV[2], 'last_status', ARGV[3], 'last_error', ARGV[4], 'next_at', ARGV[6])
+redis.call('HSET', KEYS[1], 'c5xx', ARGV[2], 'last_status', ARGV[3], 'last_error', ARGV[4], 'next_at', ARGV[6], 'last_body', ARGV[7])
 redis.call('HSET', KEYS[2], 'last_error', ARGV[4], 'last_status', ARGV[3], 'last_error_at', ARGV[5])
 return 1
 `;

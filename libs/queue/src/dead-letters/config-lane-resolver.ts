@@ -1,0 +1,26 @@
+import type { RelaygramConfig } from '@relaygram/config';
+import { laneKeyFor, type Update } from '@relaygram/routing';
+import type { LaneResolver } from './dead-letter-store';
+
+/**
+ * Where a re-sent dead letter goes under this config: the lane the route's current
+ * ordering gives the update, exactly as ingress would place it (one function,
+ * `laneKeyFor`). Refused when the route is gone or no longer takes the bot's updates.
+ */
+export function laneResolverFor(config: RelaygramConfig): LaneResolver {
+  const routes = new Map(config.routes.map((route) => [route.name, route]));
+  return (letter) => {
+    const route = routes.get(letter.route);
+    if (!route) return { error: `route ${letter.route} is no longer configured` };
+    if (!route.bots.includes(letter.bot)) {
+      return { error: `route ${letter.route} no longer takes updates from bot ${letter.bot}` };
+    }
+    let update: Update;
+    try {
+      update = JSON.parse(letter.update.toString('utf8')) as Update;
+    } catch {
+      return { error: 'the stored update is not JSON' };
+    }
+    return { lane: laneKeyFor(route.ordering, update, letter.deliveryId) };
+  };
+}
