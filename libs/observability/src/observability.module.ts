@@ -2,6 +2,9 @@ import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { HealthController } from './health/health.controller';
 import { HealthRegistry } from './health/health-registry';
+import { BotStatusReader } from './health/bot-status-reader';
+import { MetricsController } from './metrics/metrics.controller';
+import { QueueGaugeRefresher } from './metrics/queue-gauge-refresher';
 import { RelaygramMetrics } from './metrics/relaygram-metrics';
 import pino, { type Logger } from 'pino';
 
@@ -16,7 +19,10 @@ export interface ObservabilityModuleOptions {
   logger?: Logger;
 }
 
-/** Health endpoints, the readiness/bot-state registry and the metrics every feature writes to. */
+/**
+ * Health endpoints, /metrics, the readiness/bot-state registry and the metrics every
+ * feature writes to. Needs the config and queue modules (CoreModule brings all three).
+ */
 @Global()
 @Module({})
 export class ObservabilityModule {
@@ -25,13 +31,15 @@ export class ObservabilityModule {
     return {
       module: ObservabilityModule,
       imports: [TerminusModule.forRoot({ logger: false })],
-      controllers: [HealthController],
+      controllers: [HealthController, MetricsController],
       providers: [
         HealthRegistry,
+        BotStatusReader,
+        QueueGaugeRefresher,
         { provide: RelaygramMetrics, useValue: metrics },
         { provide: RELAYGRAM_LOGGER, useValue: options.logger ?? pino({ level: 'silent' }) },
       ],
-      exports: [HealthRegistry, RelaygramMetrics, RELAYGRAM_LOGGER],
+      exports: [HealthRegistry, BotStatusReader, RelaygramMetrics, RELAYGRAM_LOGGER],
     };
   }
 }

@@ -1,21 +1,49 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  REQUEST_ID_HEADER,
+  requestIdFrom,
+  runWithRequestContext,
+} from '../logging/request-context';
 
 /** Marks requests that arrived on the management listener. */
 const MANAGEMENT = Symbol.for('relaygram.managementListener');
+const REQUEST_ID = Symbol.for('relaygram.requestId');
 
+type MarkedRequest = IncomingMessage & { [MANAGEMENT]?: boolean; [REQUEST_ID]?: string };
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** Paths served only on the management listener (ADMIN_PORT); the public port answers 404. */
 export const MANAGEMENT_ONLY_PREFIXES = ['/metrics', '/admin'];
 
 export function isManagementRequest(req: IncomingMessage): boolean {
-  return (req as IncomingMessage & { [MANAGEMENT]?: boolean })[MANAGEMENT] === true;
+  return (req as MarkedRequest)[MANAGEMENT] === true;
 }
 
 export function isManagementOnlyPath(url: string): boolean {
   return MANAGEMENT_ONLY_PREFIXES.some(
     (prefix) => url === prefix || url.startsWith(`${prefix}/`) || url.startsWith(`${prefix}?`),
   );
+}
+
+/** The id given to a request on arrival (Fastify's `genReqId` reuses it). */
+export function requestIdOf(req: IncomingMessage): string {
+  return (req as MarkedRequest)[REQUEST_ID] ?? requestIdFrom(req.headers);
+}
+
+/**
+ * Every request is handled inside its own context, entered before Fastify sees it, so
+ * any line logged on its behalf (by Nest, a controller or a feature's RELAYGRAM_LOGGER)
+ * carries its `req_id`.
+ */
+function withRequestContext(handler: Handler, management: boolean): Handler {
+  return (req, res) => {
+    const reqId = requestIdFrom(req.headers);
+    const marked = req as MarkedRequest;
+    marked[REQUEST_ID] = reqId;
+    if (management) marked[MANAGEMENT] = true;
+    res.setHeader(REQUEST_ID_HEADER, reqId);
+    runWithRequestContext({ reqId }, () => handler(req, res));
+  };
 }
 
 /**
@@ -28,10 +56,7 @@ export class ListenerPair {
   management?: Server;
 
   readonly serverFactory = (handler: Handler): Server => {
-    this.management = createServer((req, res) => {
-      (req as IncomingMessage & { [MANAGEMENT]?: boolean })[MANAGEMENT] = true;
-      handler(req, res);
-    });
-    return createServer(handler);
+    this.management = createServer(withRequestContext(handler, true));
+    return createServer(withRequestContext(handler, false));
   };
 }

@@ -14,8 +14,14 @@ import {
 } from '@relaygram/config';
 import type { AddressInfo } from 'node:net';
 import type { Logger as PinoLogger } from 'pino';
-import { createLogger, PinoNestLogger, redactUrl } from '../logging/logger';
-import { isManagementOnlyPath, isManagementRequest, ListenerPair } from './management-listener';
+import { createLogger, PinoNestLogger } from '../logging/logger';
+import { installAccessLog } from './access-log';
+import {
+  isManagementOnlyPath,
+  isManagementRequest,
+  ListenerPair,
+  requestIdOf,
+} from './management-listener';
 
 export interface BootContext {
   config: RelaygramConfig;
@@ -113,6 +119,7 @@ export async function startApp(
     bodyLimit: BODY_LIMIT_BYTES,
     // Fastify's access log would print raw URLs (drop-in paths carry client tokens).
     logger: false,
+    genReqId: requestIdOf,
     // A client that stalls mid-request is cut off rather than holding a socket.
     requestTimeout: 60_000,
     return503OnClosing: true,
@@ -131,14 +138,7 @@ export async function startApp(
       await reply.code(404).send({ error: 'not found' });
     }
   });
-  fastify.addHook('onResponse', async (request, reply) => {
-    if (reply.statusCode >= 500) {
-      logger.warn(
-        { method: request.method, url: redactUrl(request.url), status: reply.statusCode },
-        'request failed',
-      );
-    }
-  });
+  installAccessLog(fastify, logger);
 
   await app.listen(env.port, env.host);
   const management = listeners.management!;

@@ -7,23 +7,17 @@ import {
 } from '@nestjs/terminus';
 import { ConfigService } from '@relaygram/config';
 import { REDIS, type RelaygramRedis } from '@relaygram/queue';
-import { HealthRegistry } from './health-registry';
+import { withTimeout } from '../timeout';
+import { BotStatusReader } from './bot-status-reader';
+import { HEALTH_SOURCE_TIMEOUT_MS, HealthRegistry } from './health-registry';
 
-const REDIS_PING_TIMEOUT_MS = 1000;
+export const REDIS_PING_TIMEOUT_MS = 1000;
 
-async function pingWithin(redis: RelaygramRedis, timeoutMs: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
+export async function pingWithin(redis: RelaygramRedis, timeoutMs: number): Promise<boolean> {
   try {
-    return await Promise.race([
-      redis.ping().then((pong) => pong === 'PONG'),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), timeoutMs);
-      }),
-    ]);
+    return (await withTimeout(redis.ping(), timeoutMs)) === 'PONG';
   } catch {
     return false;
-  } finally {
-    clearTimeout(timer);
   }
 }
 
@@ -37,6 +31,7 @@ export class HealthController {
     private readonly health: HealthCheckService,
     private readonly indicator: HealthIndicatorService,
     private readonly registry: HealthRegistry,
+    private readonly bots: BotStatusReader,
     private readonly config: ConfigService,
     @Inject(REDIS) private readonly redis: RelaygramRedis,
   ) {}
@@ -48,7 +43,7 @@ export class HealthController {
     return this.health.check([]);
   }
 
-  /** Ready to take traffic: Redis answers and every feature says it is ready. */
+  /** Ready to take traffic: Redis answers, the config is loaded, every feature says it is ready. */
   @Get('health/ready')
   @HealthCheck()
   ready() {
@@ -57,37 +52,60 @@ export class HealthController {
         const session = this.indicator.check('redis');
         return (await pingWithin(this.redis, REDIS_PING_TIMEOUT_MS))
           ? session.up()
-          : session.down('Redis does not answer');
+          : session.down({ message: `Redis does not answer within ${REDIS_PING_TIMEOUT_MS} ms` });
       },
-      (): HealthIndicatorResult =>
-        this.indicator.check('config').up({ source: this.config.config.source }),
+      (): HealthIndicatorResult => {
+        const { config } = this.config;
+        return this.indicator.check('config').up({
+          source: config.source,
+          bots: config.bots.length,
+          routes: config.routes.length,
+        });
+      },
       ...[...this.registry.readinessChecks()].map(
         ([name, check]) =>
           async (): Promise<HealthIndicatorResult> => {
             const session = this.indicator.check(name);
-            const result = await check();
-            return result.ready ? session.up(result.detail) : session.down(result.detail);
+            try {
+              const result = await withTimeout(
+                Promise.resolve().then(check),
+                HEALTH_SOURCE_TIMEOUT_MS,
+              );
+              return result.ready ? session.up(result.detail) : session.down(result.detail);
+            } catch (error) {
+              return session.down({
+                message: error instanceof Error ? error.message : String(error),
+              });
+            }
           },
       ),
     ];
     return this.health.check(checks);
   }
 
-  /** SPEC section 7: the operator's summary; 503 only when Redis does not answer. */
+  /**
+   * SPEC section 7: the operator's summary. 200 when ok or degraded (a bot unhealthy);
+   * 503, with what is known, when Redis does not answer.
+   */
   @Get('healthz')
   @HttpCode(HttpStatus.OK)
   async healthz() {
     const redisUp = await pingWithin(this.redis, REDIS_PING_TIMEOUT_MS);
-    const bots = redisUp ? await this.registry.bots() : [];
-    const body = {
-      status: bots.every((b) => b.healthy) ? 'ok' : 'degraded',
+    const [bots, summary] = await Promise.all([
+      this.bots.read({ redis: redisUp }),
+      this.registry.summary(),
+    ]);
+    const body: Record<string, unknown> = {
+      status: redisUp && bots.every((b) => b.healthy) ? 'ok' : 'degraded',
       service: this.config.service,
       polling: bots.some((b) => b.polling),
       bots,
     };
+    // Features add fields (the gateway's client count); they never replace the spec's.
+    for (const [key, value] of Object.entries(summary)) if (!(key in body)) body[key] = value;
     if (!redisUp) {
       throw new HttpException(
-        { ...body, status: 'error', error: 'Redis does not answer' },
+        { ...body, error: 'Redis does not answer' },
         HttpStatus.SERVICE_UNAVAILABLE,
       );
     }

@@ -1,10 +1,13 @@
 import type { LoggerService, LogLevel as NestLogLevel } from '@nestjs/common';
 import pino, { type Logger } from 'pino';
 import type { LogLevel } from '@relaygram/config';
+import { currentRequestContext } from './request-context';
 
 /**
  * Every place a secret could reach a log line: headers that carry tokens and
- * signatures, and request paths of the Bot API drop-in (`/bot<id>:<token>/...`).
+ * signatures, fields named like secrets, and URLs (the Bot API drop-in path holds a
+ * client token: `/bot<id>:<token>/...`). Paths ending in `url` or `path` keep their
+ * value with the token masked; the others become `***`.
  */
 export const REDACT_PATHS = [
   'req.headers.authorization',
@@ -18,18 +21,50 @@ export const REDACT_PATHS = [
   'headers["x-service-token"]',
   'headers["x-webhook-signature"]',
   'headers["webhook-signature"]',
+  'headers.cookie',
+  'token',
+  'secret',
+  'authorization',
+  'secret_token',
+  'admin_token',
+  'adminToken',
   '*.token',
   '*.secret',
   '*.secretToken',
+  '*.secret_token',
   '*.signingSecret',
+  '*.signing_secret',
   '*.serviceToken',
+  '*.service_token',
+  '*.adminToken',
+  '*.admin_token',
+  '*.authorization',
+  'url',
+  'path',
+  'req.url',
+  '*.url',
+  '*.path',
 ];
 
 // `/bot123:SECRET/sendMessage` and `/file/bot123:SECRET/...` keep only `/bot123:` and a mask.
-const BOT_TOKEN_IN_PATH = /(\/(?:file\/)?bot\d+):[^/?#\s]+/g;
+const BOT_TOKEN_IN_PATH = /(\/(?:file\/)?bot\d+):[^/?#\s"]+/g;
+// A bot token anywhere else in a line (`123456:AA...`, 30+ characters after the colon).
+const BOT_TOKEN = /\b(\d{3,}):[A-Za-z0-9_-]{30,}/g;
 
 export function redactUrl(url: string): string {
   return url.replace(BOT_TOKEN_IN_PATH, '$1:***');
+}
+
+/** Masks bot tokens and drop-in paths in any text: the last filter before a line is written. */
+export function redactText(text: string): string {
+  return redactUrl(text).replace(BOT_TOKEN, '$1:***');
+}
+
+function censor(value: unknown, path: string[]): unknown {
+  const key = path[path.length - 1];
+  if ((key === 'url' || key === 'path') && typeof value === 'string') return redactUrl(value);
+  if (key === 'url' || key === 'path') return value;
+  return '***';
 }
 
 export interface LoggerOptions {
@@ -41,14 +76,22 @@ export interface LoggerOptions {
   destination?: NodeJS.WritableStream;
 }
 
+/** Lines written while serving a request carry its id. */
+function requestFields(): Record<string, unknown> {
+  const context = currentRequestContext();
+  return context ? { req_id: context.reqId } : {};
+}
+
 export function createLogger(options: LoggerOptions): Logger {
   const pretty = options.pretty ?? Boolean(process.stdout.isTTY);
   const base = {
     level: options.level,
     base: { service: options.service },
-    redact: { paths: REDACT_PATHS, censor: '***' },
+    redact: { paths: REDACT_PATHS, censor },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label: string) => ({ level: label }) },
+    mixin: requestFields,
+    hooks: { streamWrite: redactText },
   };
   if (options.destination) return pino(base, options.destination as pino.DestinationStream);
   if (pretty) {

@@ -1,4 +1,12 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { TelegramCallEvent } from '@relaygram/telegram';
+import { withTimeout } from '../timeout';
+
+/** Fills gauges from their source (Redis...) right before a scrape reads them. */
+export type ScrapeHook = () => Promise<void> | void;
+
+/** A scrape waits at most this long for the scrape hooks; the gauges then keep their last values. */
+export const SCRAPE_REFRESH_TIMEOUT_MS = 2000;
 
 /**
  * Every metric Relaygram exports, in one registry per process. Labels are config names
@@ -7,6 +15,11 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  */
 export class RelaygramMetrics {
   readonly registry = new Registry();
+  private readonly scrapeHooks = new Map<object, ScrapeHook>();
+  private refreshing: Promise<void> | undefined;
+  // Every gauge refreshed at scrape time shares this callback; prom-client calls them
+  // concurrently, and they all wait for the one refresh.
+  private readonly collect = (): Promise<void> => this.refresh();
 
   readonly updatesReceived = new Counter({
     name: 'relaygram_updates_received_total',
@@ -52,6 +65,7 @@ export class RelaygramMetrics {
     help: 'Deliveries waiting in the lanes of a route',
     labelNames: ['route'] as const,
     registers: [this.registry],
+    collect: this.collect,
   });
 
   readonly lanes = new Gauge({
@@ -59,6 +73,7 @@ export class RelaygramMetrics {
     help: 'Non-empty lanes of a route',
     labelNames: ['route'] as const,
     registers: [this.registry],
+    collect: this.collect,
   });
 
   readonly deadLetters = new Gauge({
@@ -66,6 +81,7 @@ export class RelaygramMetrics {
     help: 'Dead letters held for a route',
     labelNames: ['route'] as const,
     registers: [this.registry],
+    collect: this.collect,
   });
 
   readonly telegramCalls = new Counter({
@@ -101,11 +117,50 @@ export class RelaygramMetrics {
     help: '1 when the bot is healthy (poller or webhook working), else 0',
     labelNames: ['bot'] as const,
     registers: [this.registry],
+    collect: this.collect,
+  });
+
+  readonly scrapeRefreshFailures = new Counter({
+    name: 'relaygram_metrics_refresh_failures_total',
+    help: 'Scrapes whose refresh of the queue and bot gauges from Redis failed or timed out (the gauges then show their previous values)',
+    registers: [this.registry],
   });
 
   constructor(options: { defaultMetrics?: boolean; service?: string } = {}) {
     if (options.service) this.registry.setDefaultLabels({ service: options.service });
     if (options.defaultMetrics !== false)
       collectDefaultMetrics({ register: this.registry, prefix: 'relaygram_' });
+  }
+
+  /** Registers a hook run before every scrape; `owner` removes it again. */
+  addScrapeHook(owner: object, hook: ScrapeHook): void {
+    this.scrapeHooks.set(owner, hook);
+  }
+
+  removeScrapeHook(owner: object): void {
+    this.scrapeHooks.delete(owner);
+  }
+
+  /** Runs the scrape hooks once, however many gauges ask, bounded by SCRAPE_REFRESH_TIMEOUT_MS. */
+  refresh(): Promise<void> {
+    this.refreshing ??= (async () => {
+      try {
+        const hooks = [...this.scrapeHooks.values()].map((hook) => Promise.resolve().then(hook));
+        await withTimeout(Promise.all(hooks), SCRAPE_REFRESH_TIMEOUT_MS);
+      } catch {
+        this.scrapeRefreshFailures.inc();
+      } finally {
+        this.refreshing = undefined;
+      }
+    })();
+    return this.refreshing;
+  }
+
+  /** The `onCall` of a TelegramClients: counts every Bot API call and each failure. */
+  recordTelegramCall(event: TelegramCallEvent): void {
+    const bot = event.botId ?? 'unknown';
+    const code = String(event.ok ? 200 : (event.errorCode ?? 0));
+    this.telegramCalls.labels(bot, event.method, code).inc();
+    if (!event.ok) this.telegramErrors.labels(bot, event.method, code).inc();
   }
 }

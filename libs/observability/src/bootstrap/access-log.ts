@@ -1,0 +1,39 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { redactUrl } from '../logging/logger';
+import { isManagementRequest } from './management-listener';
+
+/** Probes and scrapes come every few seconds and say nothing new: they are not logged. */
+const QUIET_PATHS = ['/healthz', '/health/', '/metrics'];
+
+function isQuiet(url: string): boolean {
+  const path = url.split('?', 1)[0];
+  return QUIET_PATHS.some((quiet) =>
+    quiet.endsWith('/') ? path.startsWith(quiet) : path === quiet,
+  );
+}
+
+/**
+ * One line per answered request, with its id, the URL with any drop-in token masked,
+ * the status and the time taken. Fastify's own request logging stays off: it prints
+ * raw URLs.
+ */
+export function installAccessLog(fastify: FastifyInstance, logger: Logger): void {
+  fastify.addHook('onResponse', async (request, reply) => {
+    if (isQuiet(request.url)) return;
+    const status = reply.statusCode;
+    const level = status >= 500 ? 'warn' : 'info';
+    if (!logger.isLevelEnabled(level)) return;
+    logger[level](
+      {
+        req_id: request.id,
+        method: request.method,
+        url: redactUrl(request.url),
+        status,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        listener: isManagementRequest(request.raw) ? 'management' : 'public',
+      },
+      'request',
+    );
+  });
+}
