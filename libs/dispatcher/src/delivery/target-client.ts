@@ -1,0 +1,189 @@
+import { Pool } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+import { DEAD_LETTER_BODY_LIMIT } from '@relaygram/queue';
+
+/** How one attempt ended at the HTTP level. */
+export type TargetAnswer =
+  | {
+      kind: 'response';
+      status: number;
+      /** The `Retry-After` header, as sent. */
+      retryAfter?: string;
+      /** What was kept of the body: up to 1 KiB of a failure, a 2xx JSON reply whole. */
+      body: Buffer;
+      /** The body was read to its end and kept whole. */
+      complete: boolean;
+      /** A 2xx answer with a JSON content type. */
+      json: boolean;
+    }
+  | { kind: 'timeout' }
+  | { kind: 'network'; code: string }
+  /** Cut short by `abortAll` (shutdown): the outcome is unknown. */
+  | { kind: 'aborted' };
+
+export interface TargetRequest {
+  /** `http(s)://host:port`, the pool the request goes through. */
+  origin: string;
+  /** Path and query of the target URL. */
+  path: string;
+  headers: Record<string, string>;
+  body: Buffer;
+  timeoutMs: number;
+  /** Bytes kept of a 2xx JSON answer, for a webhook reply; 0 when replies are off. */
+  replyLimit: number;
+}
+
+/**
+ * A body larger than this is not read to its end: the connection is dropped instead,
+ * which costs a reconnect but never lets a target make us read megabytes.
+ */
+const READ_LIMIT = 64 * 1024;
+const EMPTY = Buffer.alloc(0);
+const TIMED_OUT = Symbol('timed out');
+const SHUT_DOWN = Symbol('shut down');
+
+/**
+ * POSTs deliveries over keep-alive connections, one undici pool per target origin,
+ * shared by every route on that origin. Redirects are never followed (undici's
+ * `request` on a Pool has no redirect handling): a 3xx is an answer like any other.
+ * The route's timeout covers the whole attempt, body included.
+ */
+export class TargetClient {
+  readonly #pools = new Map<string, Pool>();
+  readonly #inFlight = new Set<AbortController>();
+
+  async send(request: TargetRequest): Promise<TargetAnswer> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(TIMED_OUT), request.timeoutMs);
+    this.#inFlight.add(controller);
+    try {
+      const response = await this.#pool(request.origin).request({
+        path: request.path,
+        method: 'POST',
+        headers: request.headers,
+        body: request.body,
+        signal: controller.signal,
+        headersTimeout: request.timeoutMs,
+        bodyTimeout: request.timeoutMs,
+      });
+      const status = response.statusCode;
+      const ok = status >= 200 && status <= 299;
+      const json = ok && isJson(response.headers);
+      const keep = ok ? (json ? request.replyLimit : 0) : DEAD_LETTER_BODY_LIMIT;
+      const body = await readBody(response.body, keep);
+      const retryAfter = firstHeader(response.headers['retry-after']);
+      return { kind: 'response', status, retryAfter, json, ...body };
+    } catch (error) {
+      if (controller.signal.aborted) {
+        return controller.signal.reason === TIMED_OUT ? { kind: 'timeout' } : { kind: 'aborted' };
+      }
+      const code = errorCode(error);
+      if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+        return { kind: 'timeout' };
+      }
+      return { kind: 'network', code };
+    } finally {
+      clearTimeout(timer);
+      this.#inFlight.delete(controller);
+    }
+  }
+
+  /** Cuts every attempt in flight short; they end as `aborted`. */
+  abortAll(): void {
+    for (const controller of this.#inFlight) controller.abort(SHUT_DOWN);
+  }
+
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  /** Closes the pools of origins no route uses any more, once their requests are done. */
+  async retain(origins: ReadonlySet<string>): Promise<void> {
+    const retired: Pool[] = [];
+    for (const [origin, pool] of this.#pools) {
+      if (origins.has(origin)) continue;
+      this.#pools.delete(origin);
+      retired.push(pool);
+    }
+    await Promise.all(retired.map((pool) => pool.close().catch(() => undefined)));
+  }
+
+  async close(): Promise<void> {
+    const pools = [...this.#pools.values()];
+    this.#pools.clear();
+    await Promise.all(pools.map((pool) => pool.destroy().catch(() => undefined)));
+  }
+
+  #pool(origin: string): Pool {
+    let pool = this.#pools.get(origin);
+    if (!pool) {
+      pool = new Pool(origin, {
+        // In-flight requests are bounded by the routes' worker slots, not here.
+        connections: null,
+        pipelining: 1,
+        keepAliveTimeout: 4_000,
+        keepAliveMaxTimeout: 60_000,
+      });
+      this.#pools.set(origin, pool);
+    }
+    return pool;
+  }
+}
+
+/**
+ * Reads a body keeping its first `keep` bytes. Bodies up to READ_LIMIT are read to the
+ * end so the connection goes back to the pool; longer ones are cut off. A body that
+ * breaks after the status arrived still leaves the status standing: the target has
+ * answered.
+ */
+function readBody(body: Readable, keep: number): Promise<{ body: Buffer; complete: boolean }> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    let total = 0;
+    let settled = false;
+    const finish = (complete: boolean) => {
+      if (settled) return;
+      settled = true;
+      body.removeAllListeners('data');
+      const bytes =
+        chunks.length === 0 ? EMPTY : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+      resolve({ body: bytes, complete });
+    };
+    body.on('data', (chunk: Buffer) => {
+      total += chunk.length;
+      if (kept < keep) {
+        const part = chunk.length <= keep - kept ? chunk : chunk.subarray(0, keep - kept);
+        chunks.push(part);
+        kept += part.length;
+      }
+      if (total > Math.max(keep, READ_LIMIT)) {
+        body.destroy();
+        finish(false);
+      }
+    });
+    body.once('end', () => finish(total <= keep));
+    body.once('error', () => finish(false));
+    body.once('close', () => finish(false));
+  });
+}
+
+function isJson(headers: IncomingHttpHeaders): boolean {
+  const type = firstHeader(headers['content-type'])?.toLowerCase();
+  return type !== undefined && (type.startsWith('application/json') || type.includes('+json'));
+}
+
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function errorCode(error: unknown): string {
+  if (typeof error === 'object' && error !== null) {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    const name = (error as { name?: unknown }).name;
+    if (typeof name === 'string') return name;
+  }
+  return 'EUNKNOWN';
+}

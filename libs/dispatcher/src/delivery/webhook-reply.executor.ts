@@ -1,0 +1,162 @@
+import { RESERVED_METHODS, type RelaygramConfig } from '@relaygram/config';
+import type { RelaygramMetrics } from '@relaygram/observability';
+import { TelegramClients, isBotApiMethodName, type TelegramCallEvent } from '@relaygram/telegram';
+import type { Logger } from 'pino';
+
+/** What happened to a webhook reply: the `outcome` label of the metric. */
+export type WebhookReplyOutcome = 'ok' | 'error' | 'refused';
+
+/** Where a reply came from, for the log line. */
+export interface ReplySource {
+  route: string;
+  bot: string;
+  updateId: number;
+  deliveryId: string;
+}
+
+/** A webhook reply waits at most this long for Telegram, so it holds its lane briefly. */
+export const WEBHOOK_REPLY_TIMEOUT_MS = 10_000;
+
+const RESERVED = new Set(RESERVED_METHODS.map((method) => method.toLowerCase()));
+/** Method names come from targets: past this many distinct ones, new names share a label. */
+const MAX_METHOD_LABELS = 200;
+const NOT_FOUND = 404;
+
+/**
+ * Telegram's webhook reply, done for the target (SPEC section 5): a 2xx JSON answer
+ * whose body has a `method` is that Bot API call for the bot. Reserved methods (they
+ * would take the update stream or the bot away) are refused; failures are logged and
+ * counted, never retried, and never change the delivery's outcome. The call is
+ * awaited before the lane moves on, as Telegram finishes a reply before it sends the
+ * chat's next update, so replies to one chat keep their order.
+ */
+export class WebhookReplyExecutor {
+  #clients: TelegramClients | undefined;
+  readonly #methodLabels = new Set<string>();
+
+  constructor(
+    config: RelaygramConfig,
+    private readonly metrics: RelaygramMetrics,
+    private readonly logger: Logger,
+  ) {
+    this.#clients = this.#build(config);
+  }
+
+  /** A body with no `method` is an ordinary answer: nothing happens. */
+  async execute(source: ReplySource, body: Buffer): Promise<WebhookReplyOutcome | undefined> {
+    const call = parseReply(body);
+    if (!call) return undefined;
+    const fields = {
+      bot: source.bot,
+      update_id: source.updateId,
+      route: source.route,
+      delivery_id: source.deliveryId,
+    };
+    const { method, params } = call;
+    if (!isBotApiMethodName(method) || RESERVED.has(method.toLowerCase())) {
+      this.#count(source.route, 'refused');
+      this.logger.warn(
+        { ...fields, method: isBotApiMethodName(method) ? method : undefined },
+        'webhook reply refused: reserved or invalid Bot API method',
+      );
+      return 'refused';
+    }
+    const client = this.#clients?.get(source.bot);
+    if (!client) {
+      this.#count(source.route, 'error');
+      this.logger.warn({ ...fields, method }, 'webhook reply failed: the bot is not configured');
+      return 'error';
+    }
+    try {
+      await client.call(method, params, { timeoutMs: WEBHOOK_REPLY_TIMEOUT_MS });
+      this.#count(source.route, 'ok');
+      this.logger.debug({ ...fields, method }, 'webhook reply sent');
+      return 'ok';
+    } catch (error) {
+      this.#count(source.route, 'error');
+      // Errors of the telegram lib never carry the token (see telegram.errors.ts).
+      this.logger.warn(
+        { ...fields, method, error: error instanceof Error ? error.message : String(error) },
+        'webhook reply failed',
+      );
+      return 'error';
+    }
+  }
+
+  async replace(config: RelaygramConfig): Promise<void> {
+    if (!this.#clients) {
+      this.#clients = this.#build(config);
+      return;
+    }
+    try {
+      await this.#clients.replace(config);
+    } catch (error) {
+      this.logger.error(
+        { error: error instanceof Error ? error.message : String(error) },
+        'webhook replies keep the previous bots: the reloaded ones cannot be used',
+      );
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#clients?.closeAll();
+  }
+
+  #build(config: RelaygramConfig): TelegramClients | undefined {
+    try {
+      return new TelegramClients(config, {
+        timeoutMs: WEBHOOK_REPLY_TIMEOUT_MS,
+        connections: 4,
+        onCall: (event) => this.#onCall(event),
+      });
+    } catch (error) {
+      // Deliveries do not need Telegram; only replies fail (and are counted) until a
+      // reload brings usable bots.
+      this.logger.error(
+        { error: error instanceof Error ? error.message : String(error) },
+        'webhook replies are off: the Bot API clients cannot be built',
+      );
+      return undefined;
+    }
+  }
+
+  #onCall(event: TelegramCallEvent): void {
+    const labels = {
+      bot: event.botId ?? 'unknown',
+      method: this.#methodLabel(event),
+      code: String(event.ok ? 200 : (event.errorCode ?? 0)),
+    };
+    this.metrics.telegramCalls.inc(labels);
+    if (!event.ok) this.metrics.telegramErrors.inc(labels);
+  }
+
+  /** A method Telegram does not know (404) is `unknown`, so targets cannot grow the label set. */
+  #methodLabel(event: TelegramCallEvent): string {
+    if (event.errorCode === NOT_FOUND) return 'unknown';
+    if (this.#methodLabels.has(event.method)) return event.method;
+    if (this.#methodLabels.size >= MAX_METHOD_LABELS) return 'other';
+    this.#methodLabels.add(event.method);
+    return event.method;
+  }
+
+  #count(route: string, outcome: WebhookReplyOutcome): void {
+    this.metrics.webhookReplies.inc({ route, outcome });
+  }
+}
+
+/** `{ method, ...params }` from a reply body, or undefined when it carries no method. */
+export function parseReply(
+  body: Buffer,
+): { method: unknown; params: Record<string, unknown> } | undefined {
+  if (body.length === 0) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  if (!Object.hasOwn(value, 'method')) return undefined;
+  const { method, ...params } = value as Record<string, unknown>;
+  return { method, params };
+}

@@ -1,0 +1,44 @@
+import { RECONCILE_EVERY_MS } from '@relaygram/contracts';
+import { ROUTE_REMOVED_AFTER_MS } from '@relaygram/queue';
+
+/** Tuning of the dispatcher; every field has a production default. */
+export interface DispatcherModuleOptions {
+  /**
+   * On shutdown, attempts in flight get this long to finish; then they are cut and
+   * their lanes handed back. Well under the 25 s the bootstrap allows in all.
+   */
+  shutdownGraceMs?: number;
+  /** A drain job hands its lane to a new job after this many deliveries... */
+  batchSize?: number;
+  /** ...or after this long, so one busy lane cannot hold a worker slot. */
+  batchTimeMs?: number;
+  /** How often lanes are reconciled (BullMQ job scheduler) and routes reported. */
+  reconcileEveryMs?: number;
+  /** How long a route must go unserved before its lanes die as `route_removed`. */
+  routeRemovedAfterMs?: number;
+  /** BullMQ's check for jobs of dead workers. */
+  stalledIntervalMs?: number;
+}
+
+export type ResolvedDispatcherOptions = Required<DispatcherModuleOptions>;
+
+export const DISPATCHER_DEFAULTS: ResolvedDispatcherOptions = Object.freeze({
+  shutdownGraceMs: 10_000,
+  batchSize: 100,
+  batchTimeMs: 1_000,
+  reconcileEveryMs: RECONCILE_EVERY_MS,
+  routeRemovedAfterMs: ROUTE_REMOVED_AFTER_MS,
+  stalledIntervalMs: 15_000,
+});
+
+export const DISPATCHER_OPTIONS = Symbol('RELAYGRAM_DISPATCHER_OPTIONS');
+
+export function resolveDispatcherOptions(
+  options: DispatcherModuleOptions | undefined,
+): ResolvedDispatcherOptions {
+  return { ...DISPATCHER_DEFAULTS, ...stripUndefined(options ?? {}) };
+}
+
+function stripUndefined(options: DispatcherModuleOptions): DispatcherModuleOptions {
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
+}

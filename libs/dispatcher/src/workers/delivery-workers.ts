@@ -1,0 +1,148 @@
+import { hostname } from 'node:os';
+import { Worker, type Job } from 'bullmq';
+import {
+  DRAIN_LOCK_DURATION_MS,
+  DRAIN_MAX_STALLED_COUNT,
+  JobName,
+  QueueName,
+  deliveryQueueName,
+  type DrainLaneJob,
+} from '@relaygram/contracts';
+import {
+  LaneStore,
+  createRedis,
+  queueContext,
+  type QueueContext,
+  type RelaygramRedis,
+} from '@relaygram/queue';
+import type { Logger } from 'pino';
+import type { LaneDrainer } from '../lanes/lane-drainer';
+import { processorFor, type JobHandler } from './job-processors';
+
+interface RouteWorker {
+  route: string;
+  worker: Worker<DrainLaneJob>;
+  /** Its own connection: BullMQ blocks on it, and the lane scripts ride on it too. */
+  connection: RelaygramRedis;
+  running: Promise<void>;
+}
+
+export interface DeliveryWorkersSettings {
+  redisUrl: string;
+  stalledIntervalMs: number;
+}
+
+/**
+ * One BullMQ worker per route, on the route's own queue, with `concurrency` slots per
+ * replica: a slow or failing route fills only its own slots (SPEC section 5). Locks
+ * last DRAIN_LOCK_DURATION_MS and are renewed while a job runs; a dead replica's jobs
+ * are re-run after the lock expires, up to DRAIN_MAX_STALLED_COUNT times.
+ */
+export class DeliveryWorkers {
+  readonly #workers = new Map<string, RouteWorker>();
+  readonly #closing = new Set<Promise<void>>();
+  readonly #workerName = `dispatcher@${hostname()}:${process.pid}`;
+
+  constructor(
+    private readonly ctx: QueueContext,
+    private readonly drainer: LaneDrainer,
+    private readonly logger: Logger,
+    private readonly settings: DeliveryWorkersSettings,
+  ) {}
+
+  routes(): string[] {
+    return [...this.#workers.keys()];
+  }
+
+  /** Starts a worker for the route, or sets the slots of the one it has. */
+  ensure(route: string, concurrency: number): void {
+    const existing = this.#workers.get(route);
+    if (existing) {
+      if (existing.worker.concurrency !== concurrency) existing.worker.concurrency = concurrency;
+      return;
+    }
+    const connection = createRedis(this.settings.redisUrl, {
+      mode: 'blocking',
+      connectionName: `relaygram-dispatcher-${route}`,
+    });
+    const lanes = new LaneStore(queueContext(connection, this.ctx.keys.prefix));
+    const drainLane: JobHandler<JobName.DrainLane> = (job, token) =>
+      this.drainer.drain(job, token, lanes);
+    const processor = processorFor(QueueName.Delivery, {
+      [JobName.DrainLane]: drainLane as JobHandler<JobName>,
+    });
+    const worker = new Worker<DrainLaneJob>(
+      deliveryQueueName(route),
+      (job: Job<DrainLaneJob>, token?: string) => processor(job, token),
+      {
+        connection,
+        prefix: this.ctx.keys.bullPrefix,
+        name: this.#workerName,
+        concurrency,
+        lockDuration: DRAIN_LOCK_DURATION_MS,
+        maxStalledCount: DRAIN_MAX_STALLED_COUNT,
+        stalledInterval: this.settings.stalledIntervalMs,
+        autorun: false,
+        skipVersionCheck: true,
+      },
+    );
+    worker.on('error', (error) =>
+      this.logger.error({ route, error: error.message }, 'delivery worker error'),
+    );
+    worker.on('failed', (job, error) =>
+      this.logger.error(
+        { route, lane: job?.data.lane, attempts: job?.attemptsMade, error: error.message },
+        'drain job failed',
+      ),
+    );
+    connection.on('error', () => undefined);
+    const running = worker.run().catch((error: unknown) => {
+      this.logger.error(
+        { route, error: error instanceof Error ? error.message : String(error) },
+        'delivery worker stopped',
+      );
+    });
+    this.#workers.set(route, { route, worker, connection, running });
+  }
+
+  /**
+   * Stops the route's worker: no new jobs; the ones running end after their attempt.
+   * Returns at once; `close` waits for every worker being closed.
+   */
+  remove(route: string): Promise<void> {
+    const entry = this.#workers.get(route);
+    if (!entry) return Promise.resolve();
+    this.#workers.delete(route);
+    const closing = this.#close(entry).finally(() => this.#closing.delete(closing));
+    this.#closing.add(closing);
+    return closing;
+  }
+
+  /** Workers that are running and connected, and those that are not. */
+  status(): { running: string[]; down: string[] } {
+    const running: string[] = [];
+    const down: string[] = [];
+    for (const { route, worker, connection } of this.#workers.values()) {
+      (worker.isRunning() && connection.status === 'ready' ? running : down).push(route);
+    }
+    return { running, down };
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.#workers.keys()].map((route) => this.remove(route));
+    await Promise.all([...all, ...this.#closing]);
+  }
+
+  async #close(entry: RouteWorker): Promise<void> {
+    try {
+      await entry.worker.close();
+    } catch (error) {
+      this.logger.error(
+        { route: entry.route, error: error instanceof Error ? error.message : String(error) },
+        'delivery worker did not close cleanly',
+      );
+    }
+    await entry.running;
+    await entry.connection.quit().catch(() => entry.connection.disconnect());
+  }
+}
