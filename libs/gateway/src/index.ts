@@ -1,1 +1,5 @@
-export * from './gateway.module';
+export { GatewayModule } from './gateway.module';
+export type { GatewayOptions } from './gateway.options';
+export { GatewayTelegramService } from './telegram/gateway-telegram.service';
+export { isReservedMethod, hasMethodParameter } from './access/method-rules';
+export { REST_PREFIX } from './rest/rest-api.routes';

@@ -1,0 +1,360 @@
+import type { Readable } from 'node:stream';
+import type {
+  FastifyError,
+  FastifyPluginAsync,
+  FastifyReply,
+  FastifyRequest,
+  HTTPMethods,
+  onRequestAsyncHookHandler,
+} from 'fastify';
+import type { StreamedResponse } from '@relaygram/telegram';
+import { checkAccess, type AccessDenial } from '../access/access-check';
+import {
+  hasMethodParameter,
+  isMethodParameter,
+  queryHasMethodParameter,
+} from '../access/method-rules';
+import { accessOf, declareAccess, grantAccess } from '../access/request-access';
+import type { GatewayRouteDeps } from '../rest/rest-api.routes';
+import { parseForm } from '../rest/rest-api.routes';
+import {
+  dropInError,
+  dropInTelegramFailure,
+  type DropInAnswer,
+} from '../telegram/telegram-error.mapper';
+import { UploadGate } from '../uploads/upload-gate';
+import { bodyKind } from './body-kind';
+import { loggedPath, parseDropInPath } from './drop-in-path';
+import { MultipartNameScanner, MultipartScanError } from './multipart-name-scanner';
+
+/** JSON and form bodies are read whole to be checked; Telegram's calls are far smaller. */
+const MAX_BUFFERED_BODY = 1024 * 1024;
+/** Room for the text fields of a multipart upload on top of the file limit. */
+const MULTIPART_SLACK = 1024 * 1024;
+const ALL_METHODS: HTTPMethods[] = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];
+
+const UNAUTHORIZED = dropInError(401, 'Unauthorized');
+const NOT_FOUND = dropInError(404, 'Not Found');
+const RESERVED = dropInError(403, 'Forbidden: reserved by the gateway');
+const TEST_ENVIRONMENT = dropInError(
+  403,
+  'Forbidden: the test environment is not served by this gateway',
+);
+const METHOD_PARAMETER = dropInError(
+  400,
+  'Bad Request: parameter "method" is refused; the method is the one in the path',
+);
+const BAD_JSON = dropInError(400, "Bad Request: can't parse JSON object");
+const AMBIGUOUS_BODY = dropInError(400, 'Bad Request: unsupported Content-Type');
+const TOO_LARGE = dropInError(413, 'Request Entity Too Large');
+
+/**
+ * The Bot API drop-in: `/bot<botNumericId>:<clientToken>/<method>` and
+ * `/file/bot<botNumericId>:<clientToken>/<file_path>`, answering exactly as Telegram
+ * (its status and JSON passed through, no retries), so bot frameworks work with only
+ * their API root changed. Bodies are relayed as they arrive; the plugin's catch-all
+ * content-type parser reads nothing, so no other route's parsing changes.
+ */
+export function dropInRoutes(deps: GatewayRouteDeps): FastifyPluginAsync {
+  return async (api) => {
+    declareAccess(api);
+    api.removeAllContentTypeParsers();
+    api.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+    api.setErrorHandler(dropInErrorHandler(deps));
+    api.route({
+      method: ALL_METHODS,
+      url: '/bot*',
+      exposeHeadRoute: false,
+      onRequest: authorizeDropIn(deps, 'method'),
+      handler: (request, reply) => handleMethod(deps, request, reply),
+    });
+    api.route({
+      method: ALL_METHODS,
+      url: '/file/bot*',
+      exposeHeadRoute: false,
+      onRequest: authorizeDropIn(deps, 'file'),
+      handler: (request, reply) => handleFile(deps, request, reply),
+    });
+  };
+}
+
+function authorizeDropIn(
+  deps: GatewayRouteDeps,
+  route: 'method' | 'file',
+): onRequestAsyncHookHandler {
+  return async (request, reply) => {
+    const rest = (request.params as { '*'?: string })['*'] ?? '';
+    const target = parseDropInPath(rest, route);
+    if (target.kind === 'malformed') {
+      await sendAnswer(reply, NOT_FOUND);
+      return;
+    }
+    const method =
+      target.kind === 'method' ? target.method : target.kind === 'file' ? 'getFile' : undefined;
+    const decision = checkAccess(deps.telegram.directory, {
+      token: target.token,
+      bot: { by: 'numeric-id', numericId: target.numericId },
+      method,
+    });
+    const path = loggedPath(
+      target.numericId,
+      target.kind === 'method' ? target.method : target.kind === 'file' ? 'file' : '',
+    );
+    if (!decision.ok) {
+      logRefusal(deps, path, decision.reason);
+      await sendAnswer(reply, denialAnswer(decision));
+      return;
+    }
+    if (target.kind === 'test-environment' || target.kind === 'not-found') {
+      await sendAnswer(reply, target.kind === 'test-environment' ? TEST_ENVIRONMENT : NOT_FOUND);
+      return;
+    }
+    const httpMethod = request.method;
+    if (httpMethod !== 'GET' && (route === 'file' || httpMethod !== 'POST')) {
+      await sendAnswer(reply, NOT_FOUND);
+      return;
+    }
+    const telegram = deps.telegram.client(decision.bot.id);
+    if (!telegram) {
+      await sendAnswer(reply, UNAUTHORIZED);
+      return;
+    }
+    grantAccess(request, {
+      client: decision.client,
+      bot: decision.bot,
+      telegram,
+      method: method as string,
+      loggedPath: path,
+      filePath: target.kind === 'file' ? target.filePath : undefined,
+    });
+  };
+}
+
+function denialAnswer(denial: AccessDenial): DropInAnswer {
+  switch (denial.reason) {
+    case 'bot-forbidden':
+      return dropInError(403, 'Forbidden: this client may not use this bot');
+    case 'invalid-method':
+      return NOT_FOUND;
+    case 'reserved-method':
+      return RESERVED;
+    case 'method-forbidden':
+      return dropInError(403, `Forbidden: this client may not call ${denial.method}`);
+    default:
+      return UNAUTHORIZED;
+  }
+}
+
+async function handleMethod(
+  deps: GatewayRouteDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
+  const access = accessOf(request);
+  const query = rawQuery(request.url);
+  if (queryHasMethodParameter(query)) return refuse(deps, request, reply, METHOD_PARAMETER);
+  if (request.method === 'GET') {
+    return relay(deps, request, reply, () =>
+      access.telegram.forward(access.method, { httpMethod: 'GET', query }),
+    );
+  }
+
+  const contentType = header(request, 'content-type');
+  const kind = bodyKind(contentType);
+  const declared = contentLength(request);
+  if (kind.kind === 'ambiguous') return refuse(deps, request, reply, AMBIGUOUS_BODY);
+
+  if (kind.kind === 'json' || kind.kind === 'form') {
+    const body = await readLimited(request.raw, MAX_BUFFERED_BODY);
+    if (!body) return refuse(deps, request, reply, TOO_LARGE);
+    const refusal = kind.kind === 'json' ? checkJson(body) : checkForm(body);
+    if (refusal) return refuse(deps, request, reply, refusal);
+    return relay(deps, request, reply, () =>
+      access.telegram.forward(access.method, { httpMethod: 'POST', query, contentType, body }),
+    );
+  }
+
+  const limit = deps.telegram.options.uploadLimitBytes + MULTIPART_SLACK;
+  if (declared !== undefined && declared > limit) {
+    request.raw.resume();
+    return refuse(deps, request, reply, TOO_LARGE);
+  }
+  let scanner: MultipartNameScanner | undefined;
+  if (kind.kind === 'multipart') scanner = new MultipartNameScanner(kind.boundary);
+  const gate = new UploadGate(request.raw, {
+    limitBytes: limit,
+    inspect: scanner ? (chunk) => inspectMultipart(scanner, chunk) : undefined,
+  });
+  return relay(
+    deps,
+    request,
+    reply,
+    () =>
+      access.telegram.forward(
+        access.method,
+        { httpMethod: 'POST', query, contentType, body: gate.stream, contentLength: declared },
+        { timeoutMs: deps.telegram.options.uploadTimeoutMs },
+      ),
+    gate,
+  );
+}
+
+async function handleFile(
+  deps: GatewayRouteDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
+  const access = accessOf(request);
+  return relay(deps, request, reply, () => access.telegram.downloadFile(access.filePath ?? ''));
+}
+
+/** Sends Telegram's answer on as it is: status, content headers, body stream. */
+async function relay(
+  deps: GatewayRouteDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  exchange: () => Promise<StreamedResponse>,
+  gate?: UploadGate,
+): Promise<FastifyReply> {
+  let answer: StreamedResponse;
+  try {
+    answer = await exchange();
+  } catch (error) {
+    gate?.refuse();
+    const refusal = gate?.refusal;
+    if (refusal instanceof MultipartScanError || refusal instanceof MethodFieldError) {
+      return refuse(
+        deps,
+        request,
+        reply,
+        refusal instanceof MethodFieldError ? METHOD_PARAMETER : AMBIGUOUS_BODY,
+      );
+    }
+    if (gate?.tooLarge) return refuse(deps, request, reply, TOO_LARGE);
+    const failure = dropInTelegramFailure(error);
+    logCall(deps, request, failure.status, error instanceof Error ? error.message : undefined);
+    return sendAnswer(reply, failure);
+  }
+  // Telegram answered before the body ended (it refused early): drop the rest.
+  if (gate && !gate.sourceEnded) gate.refuse();
+  logCall(deps, request, answer.statusCode);
+  reply.code(answer.statusCode).headers(answer.headers);
+  return reply.send(answer.body);
+}
+
+class MethodFieldError extends Error {
+  override readonly name = 'MethodFieldError';
+}
+
+function inspectMultipart(scanner: MultipartNameScanner, chunk: Buffer): Error | undefined {
+  try {
+    const names = scanner.push(chunk);
+    return names.some(isMethodParameter) ? new MethodFieldError('method field') : undefined;
+  } catch (error) {
+    return error instanceof Error ? error : new MultipartScanError('unreadable multipart body');
+  }
+}
+
+function checkJson(body: Buffer): DropInAnswer | undefined {
+  if (body.length === 0) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch {
+    return BAD_JSON;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return BAD_JSON;
+  return hasMethodParameter(Object.keys(value)) ? METHOD_PARAMETER : undefined;
+}
+
+function checkForm(body: Buffer): DropInAnswer | undefined {
+  return hasMethodParameter(Object.keys(parseForm(body.toString('utf8'))))
+    ? METHOD_PARAMETER
+    : undefined;
+}
+
+/** The whole body if it has at most `limit` bytes; else undefined, the rest drained. */
+async function readLimited(stream: Readable, limit: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  // Not destroyed on an early return: the request must still get its answer.
+  for await (const chunk of stream.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      stream.resume();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+}
+
+function rawQuery(url: string): string {
+  const at = url.indexOf('?');
+  return at === -1 ? '' : url.slice(at + 1);
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+function contentLength(request: FastifyRequest): number | undefined {
+  const value = header(request, 'content-length');
+  if (value === undefined || !/^\d{1,15}$/.test(value)) return undefined;
+  return Number(value);
+}
+
+function refuse(
+  deps: GatewayRouteDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  answer: DropInAnswer,
+): FastifyReply {
+  logCall(deps, request, answer.status, answer.body.description);
+  return sendAnswer(reply, answer);
+}
+
+function sendAnswer(reply: FastifyReply, answer: DropInAnswer): FastifyReply {
+  return reply.code(answer.status).send(answer.body);
+}
+
+function logCall(
+  deps: GatewayRouteDeps,
+  request: FastifyRequest,
+  status: number,
+  problem?: string,
+): void {
+  const level = status >= 500 ? 'warn' : 'debug';
+  if (!deps.logger.isLevelEnabled(level)) return;
+  const access = accessOf(request);
+  deps.logger[level](
+    {
+      client: access.client.name,
+      bot: access.bot.id,
+      path: access.loggedPath,
+      status,
+      problem,
+    },
+    'drop-in call',
+  );
+}
+
+function logRefusal(deps: GatewayRouteDeps, path: string, reason: string): void {
+  if (deps.logger.isLevelEnabled('debug'))
+    deps.logger.debug({ path, reason }, 'drop-in call refused');
+}
+
+function dropInErrorHandler(deps: GatewayRouteDeps) {
+  return (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+    const status = error.statusCode ?? 500;
+    if (status === 413) return sendAnswer(reply, TOO_LARGE);
+    if (status >= 400 && status < 500)
+      return sendAnswer(
+        reply,
+        dropInError(status, `Bad Request: ${error.code ?? 'invalid request'}`),
+      );
+    deps.logger.error({ err: error }, 'drop-in request failed');
+    return sendAnswer(reply, dropInError(500, 'Internal Server Error'));
+  };
+}

@@ -1,0 +1,36 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { RELAYGRAM_LOGGER } from '@relaygram/observability';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { dropInRoutes } from './drop-in/drop-in.routes';
+import { REST_PREFIX, restApiRoutes } from './rest/rest-api.routes';
+import { GatewayTelegramService } from './telegram/gateway-telegram.service';
+
+/**
+ * Adds the gateway's routes to the app's Fastify instance as encapsulated plugins,
+ * before it starts listening. Their body parsers, multipart support and error
+ * handlers stay inside them, so in the standalone process ingress and the other
+ * features parse their bodies exactly as they would alone.
+ */
+@Injectable()
+export class GatewayRoutesRegistrar implements OnModuleInit {
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly telegram: GatewayTelegramService,
+    @Inject(RELAYGRAM_LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onModuleInit(): void {
+    const adapter = this.adapterHost.httpAdapter;
+    // An application context without HTTP (the CLI) serves nothing.
+    if (!adapter) return;
+    if (adapter.getType() !== 'fastify') {
+      throw new Error('the gateway needs @nestjs/platform-fastify');
+    }
+    const fastify = adapter.getInstance<FastifyInstance>();
+    const deps = { telegram: this.telegram, logger: this.logger.child({ component: 'gateway' }) };
+    void fastify.register(restApiRoutes(deps), { prefix: REST_PREFIX });
+    void fastify.register(dropInRoutes(deps));
+  }
+}

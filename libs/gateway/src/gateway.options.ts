@@ -1,0 +1,34 @@
+/** Tuning of the gateway; the defaults suit production, tests shorten the timeouts. */
+export interface GatewayOptions {
+  /** Deadline of a Bot API call, 30 s by default. */
+  telegramTimeoutMs?: number;
+  /** Deadline of an upload (REST multipart, drop-in bodies streamed through), 120 s. */
+  uploadTimeoutMs?: number;
+  /** Keep-alive connections to Telegram per bot, 32. */
+  connectionsPerBot?: number;
+  /** Largest file of a REST upload and largest streamed drop-in body, 50 MB. */
+  uploadLimitBytes?: number;
+  /** How long a getMe result counts for /healthz: 60 s after a success, 15 s after a failure. */
+  healthTtlMs?: number;
+  healthFailureTtlMs?: number;
+  /** Deadline of the getMe behind /healthz, 1.5 s (the registry drops a source after 2 s). */
+  healthTimeoutMs?: number;
+}
+
+export const GATEWAY_OPTIONS = Symbol('GATEWAY_OPTIONS');
+
+export type ResolvedGatewayOptions = Readonly<Required<GatewayOptions>>;
+
+const MB = 1024 * 1024;
+
+export function resolveGatewayOptions(options: GatewayOptions = {}): ResolvedGatewayOptions {
+  return Object.freeze({
+    telegramTimeoutMs: options.telegramTimeoutMs ?? 30_000,
+    uploadTimeoutMs: options.uploadTimeoutMs ?? 120_000,
+    connectionsPerBot: options.connectionsPerBot ?? 32,
+    uploadLimitBytes: options.uploadLimitBytes ?? 50 * MB,
+    healthTtlMs: options.healthTtlMs ?? 60_000,
+    healthFailureTtlMs: options.healthFailureTtlMs ?? 15_000,
+    healthTimeoutMs: options.healthTimeoutMs ?? 1_500,
+  });
+}

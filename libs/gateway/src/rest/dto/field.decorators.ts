@@ -1,0 +1,87 @@
+import { registerDecorator, type ValidationArguments } from 'class-validator';
+
+type Check = (value: unknown, args: ValidationArguments) => string | undefined;
+
+/**
+ * One decorator per field and one message per problem, naming the field: a caller
+ * sees `chat_id is required`, not three messages about the same missing value.
+ */
+function field(name: string, check: Check): PropertyDecorator {
+  return (target, propertyName) => {
+    registerDecorator({
+      name,
+      target: target.constructor,
+      propertyName: String(propertyName),
+      validator: {
+        validate: (value: unknown, args: ValidationArguments) => check(value, args) === undefined,
+        // Asked only for a value that failed, so checking again costs nothing on success.
+        defaultMessage: (args: ValidationArguments) =>
+          `${args.property} ${check(args.value, args) ?? 'is invalid'}`,
+      },
+    });
+  };
+}
+
+const MAX_CHAT_USERNAME = 256;
+
+/** Telegram's chat_id: an integer, or a string such as `@channelusername` or `"-100123"`. */
+export function ChatId(options: { optional?: boolean } = {}): PropertyDecorator {
+  return field('chatId', (value) => {
+    if (value === undefined || value === null) return options.optional ? undefined : 'is required';
+    if (typeof value === 'number') {
+      return Number.isSafeInteger(value) ? undefined : 'must be an integer or a string';
+    }
+    if (typeof value === 'string' && value.length > 0 && value.length <= MAX_CHAT_USERNAME) {
+      return undefined;
+    }
+    return 'must be an integer or a non-empty string';
+  });
+}
+
+export function PositiveInteger(): PropertyDecorator {
+  return field('positiveInteger', (value) => {
+    if (value === undefined || value === null) return 'is required';
+    return typeof value === 'number' && Number.isSafeInteger(value) && value > 0
+      ? undefined
+      : 'must be a positive integer';
+  });
+}
+
+export function NonEmptyText(): PropertyDecorator {
+  return field('nonEmptyText', (value) => {
+    if (value === undefined || value === null) return 'is required';
+    return typeof value === 'string' && value.length > 0 ? undefined : 'must be a non-empty string';
+  });
+}
+
+export function OptionalObject(): PropertyDecorator {
+  return field('optionalObject', (value) =>
+    value === undefined || isPlainObject(value) ? undefined : 'must be a JSON object',
+  );
+}
+
+/**
+ * `options`: the method's other Bot API parameters, merged into the call. It may not
+ * repeat a top-level field (which value would win?) nor carry `method`.
+ */
+export function BotApiOptions(...namedFields: string[]): PropertyDecorator {
+  const taken = new Set([...namedFields, 'method']);
+  return field('botApiOptions', (value) => {
+    if (value === undefined) return undefined;
+    if (!isPlainObject(value)) return 'must be a JSON object of Bot API parameters';
+    for (const key of Object.keys(value)) {
+      if (taken.has(key) || key.toLowerCase() === 'method') {
+        return key.toLowerCase() === 'method'
+          ? 'must not contain "method"'
+          : `must not repeat the top-level field "${key}"`;
+      }
+    }
+    return undefined;
+  });
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}

@@ -1,0 +1,152 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { Module, type DynamicModule } from '@nestjs/common';
+import type { LogLevel } from '@relaygram/config';
+import { CoreModule, startApp, type BootContext, type RunningApp } from '@relaygram/observability';
+import { TelegramEmulator, type BotIdentity } from '@relaygram/testing';
+import { GatewayModule, type GatewayOptions } from '../src';
+
+export interface HarnessOptions {
+  gateway?: GatewayOptions;
+  logLevel?: LogLevel;
+  /** Leave `default: true` off every bot (the bot-less paths then answer 404). */
+  noDefaultBot?: boolean;
+  /** Another API base than the emulator (an unreachable port, a proxy). */
+  apiBase?: (emulator: TelegramEmulator) => string;
+  /** Extra modules beside the gateway (a stand-in for another feature). */
+  extraModules?: DynamicModule['imports'];
+}
+
+export interface GatewayHarness {
+  emulator: TelegramEmulator;
+  running: RunningApp;
+  url: string;
+  main: BotIdentity;
+  other: BotIdentity;
+  /** A bot the config knows but no client may use. */
+  lonely: BotIdentity;
+  /** May use main-bot and other-bot, every method. */
+  siteToken: string;
+  /** May use main-bot only, and only sendMessage and getMe. */
+  narrowToken: string;
+  /** Every log line written so far. */
+  logs: string[];
+  /** `<numericId>:<clientToken>`, what bot frameworks take as their token. */
+  dropInToken(bot: BotIdentity, clientToken?: string): string;
+  close(): Promise<void>;
+}
+
+@Module({})
+class GatewayTestModule {
+  static forRoot(boot: BootContext, options: HarnessOptions): DynamicModule {
+    return {
+      module: GatewayTestModule,
+      imports: [
+        CoreModule.forRoot(boot),
+        GatewayModule.forRoot(options.gateway),
+        ...(options.extraModules ?? []),
+      ],
+    };
+  }
+}
+
+export function clientToken(): string {
+  return randomBytes(24).toString('base64url');
+}
+
+/** The emulator, a config naming three of its bots and two clients, and the gateway app. */
+export async function startGatewayHarness(options: HarnessOptions = {}): Promise<GatewayHarness> {
+  const emulator = await TelegramEmulator.start();
+  const main = emulator.addBot({ username: 'main_test_bot' });
+  const other = emulator.addBot({ username: 'other_test_bot' });
+  const lonely = emulator.addBot({ username: 'lonely_test_bot' });
+  const siteToken = clientToken();
+  const narrowToken = clientToken();
+  const dir = await mkdtemp(join(tmpdir(), 'relaygram-gateway-'));
+  const configPath = join(dir, 'relaygram.yaml');
+  const apiBase = options.apiBase?.(emulator) ?? emulator.apiRoot;
+  await writeFile(
+    configPath,
+    [
+      'redis:',
+      '  url: redis://127.0.0.1:6379',
+      `  prefix: gw-${randomBytes(6).toString('hex')}`,
+      'telegram:',
+      `  api_base: ${apiBase}`,
+      'bots:',
+      '  - id: main-bot',
+      '    token_env: GW_MAIN_TOKEN',
+      '    mode: polling',
+      ...(options.noDefaultBot ? [] : ['    default: true']),
+      '  - id: other-bot',
+      '    token_env: GW_OTHER_TOKEN',
+      '    mode: polling',
+      '  - id: lonely-bot',
+      '    token_env: GW_LONELY_TOKEN',
+      '    mode: polling',
+      'routes: []',
+      'clients:',
+      '  - name: site',
+      '    token_env: GW_SITE_TOKEN',
+      '    bots: [main-bot, other-bot]',
+      '  - name: narrow',
+      '    token_env: GW_NARROW_TOKEN',
+      '    bots: [main-bot]',
+      '    methods: [sendMessage, getMe]',
+      '',
+    ].join('\n'),
+  );
+  const logs: string[] = [];
+  let running: RunningApp;
+  try {
+    running = await startApp(
+      { service: 'gateway', module: (boot) => GatewayTestModule.forRoot(boot, options) },
+      {
+        env: {
+          PORT: '0',
+          ADMIN_PORT: '0',
+          HOST: '127.0.0.1',
+          REDIS_URL: process.env.REDIS_URL,
+          RELAYGRAM_CONFIG: configPath,
+          LOG_LEVEL: options.logLevel ?? 'warn',
+          GW_MAIN_TOKEN: main.token,
+          GW_OTHER_TOKEN: other.token,
+          GW_LONELY_TOKEN: lonely.token,
+          GW_SITE_TOKEN: siteToken,
+          GW_NARROW_TOKEN: narrowToken,
+        },
+        signals: false,
+        logDestination: new Writable({
+          write(chunk: Buffer, _encoding, done) {
+            logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+            done();
+          },
+        }),
+      },
+    );
+  } catch (error) {
+    await emulator.stop();
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    emulator,
+    running,
+    url: running.url,
+    main,
+    other,
+    lonely,
+    siteToken,
+    narrowToken,
+    logs,
+    dropInToken: (bot, token = siteToken) => `${bot.id}:${token}`,
+    async close() {
+      await running.close();
+      await emulator.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
