@@ -1,0 +1,269 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { Module, type DynamicModule } from '@nestjs/common';
+import { loadConfigOrThrow, type RelaygramConfig } from '@relaygram/config';
+import { laneId } from '@relaygram/contracts';
+import { DispatcherModule, type DispatcherModuleOptions } from '@relaygram/dispatcher';
+import { CoreModule, startApp, type RunningApp } from '@relaygram/observability';
+import {
+  DeadLetterStore,
+  DrainScheduler,
+  LaneReconciler,
+  LaneStore,
+  UpdateEnqueuer,
+  createRedis,
+  newDeliveryId,
+  queueContext,
+  waitForRedis,
+  type QueueContext,
+  type RelaygramRedis,
+} from '@relaygram/queue';
+import { randomUUID } from 'node:crypto';
+import { laneKeyFor, selectRoutes, type Update } from '@relaygram/routing';
+import { generateToken } from '@relaygram/testing';
+
+@Module({})
+class DispatcherTestRoot {}
+
+/** The store under a key prefix of its own, as ingress, admin API and CLI see it. */
+export interface QueueFixture {
+  prefix: string;
+  redis: RelaygramRedis;
+  ctx: QueueContext;
+  scheduler: DrainScheduler;
+  enqueuer: UpdateEnqueuer;
+  lanes: LaneStore;
+  dead: DeadLetterStore;
+  reconciler: LaneReconciler;
+  cleanup(): Promise<void>;
+}
+
+async function createQueueFixture(name: string): Promise<QueueFixture> {
+  const prefix = `t-${name}-${randomUUID().slice(0, 8)}`;
+  const redis = createRedis(redisUrl(), { connectionName: `test-${name}` });
+  if (!(await waitForRedis(redis))) throw new Error(`no Redis answers at ${redisUrl()}`);
+  const ctx = queueContext(redis, prefix);
+  const scheduler = new DrainScheduler(ctx);
+  const lanes = new LaneStore(ctx);
+  return {
+    prefix,
+    redis,
+    ctx,
+    scheduler,
+    enqueuer: new UpdateEnqueuer(ctx, scheduler),
+    lanes,
+    dead: new DeadLetterStore(ctx, scheduler),
+    reconciler: new LaneReconciler(ctx, lanes, scheduler),
+    async cleanup() {
+      await scheduler.close();
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length) await redis.del(...keys);
+      } while (cursor !== '0');
+      await redis.quit();
+    },
+  };
+}
+
+export interface LogLine {
+  level: string;
+  msg: string;
+  [field: string]: unknown;
+}
+
+export interface EnqueuedUpdate {
+  updateId: number;
+  deliveries: { route: string; lane: string; deliveryId: string }[];
+}
+
+/** A message update of one chat; update_ids are chosen by the test. */
+export function messageUpdate(updateId: number, chatId = 1, text = `#${updateId}`): Update {
+  return {
+    update_id: updateId,
+    message: {
+      message_id: updateId,
+      date: 1_700_000_000,
+      chat: { id: chatId, type: chatId < 0 ? 'group' : 'private' },
+      from: { id: Math.abs(chatId), is_bot: false, first_name: 'T' },
+      text,
+    },
+  };
+}
+
+/**
+ * One test file's world: a Redis key prefix of its own (the queue fixture), a config
+ * file naming it, dispatchers started in this process on that config, and an enqueue
+ * that places deliveries exactly as ingress does (selectRoutes + laneKeyFor).
+ */
+export class DispatcherHarness {
+  readonly dir: string;
+  readonly env: Record<string, string> = {};
+  readonly logs: LogLine[] = [];
+  readonly configPath: string;
+  private readonly apps = new Set<RunningApp>();
+  private config?: RelaygramConfig;
+
+  private constructor(
+    readonly fixture: QueueFixture,
+    readonly bots: Record<string, string>,
+  ) {
+    this.dir = mkdtempSync(join(tmpdir(), 'relaygram-dispatcher-'));
+    this.configPath = join(this.dir, 'relaygram.yaml');
+    for (const [bot, token] of Object.entries(bots)) this.env[tokenEnv(bot)] = token;
+  }
+
+  /** `bots` are the bot ids of the config, each given a realistic token. */
+  static async create(name: string, bots: string[] = ['bot-a']): Promise<DispatcherHarness> {
+    const fixture = await createQueueFixture(name);
+    return new DispatcherHarness(
+      fixture,
+      Object.fromEntries(bots.map((bot) => [bot, generateToken()])),
+    );
+  }
+
+  get prefix(): string {
+    return this.fixture.prefix;
+  }
+
+  /**
+   * Writes the config: redis prefix and bots are filled in; `routes` is the YAML of the
+   * routes list (and anything after it). Secrets go to `env` under their names.
+   */
+  writeConfig(
+    routes: string,
+    options: { apiBase?: string; secrets?: Record<string, string> } = {},
+  ): void {
+    Object.assign(this.env, options.secrets ?? {});
+    const bots = Object.keys(this.bots)
+      .map((bot) => `  - { id: ${bot}, token_env: ${tokenEnv(bot)}, mode: polling }`)
+      .join('\n');
+    writeFileSync(
+      this.configPath,
+      [
+        'redis:',
+        `  url: ${redisUrl()}`,
+        `  prefix: ${this.prefix}`,
+        'telegram:',
+        `  api_base: ${options.apiBase ?? 'http://127.0.0.1:9'}`,
+        'bots:',
+        bots,
+        routes.trim(),
+        '',
+      ].join('\n'),
+    );
+    this.config = loadConfigOrThrow({
+      path: this.configPath,
+      env: { ...this.env, REDIS_URL: redisUrl() },
+    });
+  }
+
+  /** Environment of a dispatcher process on this config. */
+  processEnv(extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      PORT: '0',
+      ADMIN_PORT: '0',
+      REDIS_URL: redisUrl(),
+      RELAYGRAM_CONFIG: this.configPath,
+      LOG_LEVEL: 'info',
+      ...this.env,
+      ...extra,
+    };
+  }
+
+  /** A dispatcher in this process; logs are parsed into `logs`. */
+  async start(options: DispatcherModuleOptions = {}): Promise<RunningApp> {
+    const logs = this.logs;
+    let pending = '';
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        pending += chunk.toString('utf8');
+        let newline = pending.indexOf('\n');
+        while (newline >= 0) {
+          const line = pending.slice(0, newline);
+          pending = pending.slice(newline + 1);
+          if (line.trim()) logs.push(JSON.parse(line) as LogLine);
+          newline = pending.indexOf('\n');
+        }
+        done();
+      },
+    });
+    const running = await startApp(
+      {
+        service: 'dispatcher',
+        module: (boot): DynamicModule => ({
+          module: DispatcherTestRoot,
+          imports: [CoreModule.forRoot(boot), DispatcherModule.forRoot(options)],
+        }),
+      },
+      { env: this.processEnv(), signals: false, logDestination: destination },
+    );
+    this.apps.add(running);
+    return running;
+  }
+
+  async stop(running: RunningApp): Promise<void> {
+    this.apps.delete(running);
+    await running.close();
+  }
+
+  /** Enqueues an update from `bot` for every route that matches it, as ingress would. */
+  async enqueue(update: Update, bot = 'bot-a', acceptedAt?: number): Promise<EnqueuedUpdate> {
+    if (!this.config) throw new Error('writeConfig first');
+    const deliveries = selectRoutes(this.config, bot, update).map((route) => {
+      const deliveryId = newDeliveryId();
+      return {
+        route: route.name,
+        deliveryId,
+        lane: laneId(route.name, bot, laneKeyFor(route.ordering, update, deliveryId)),
+      };
+    });
+    const result = await this.fixture.enqueuer.enqueue({
+      bot,
+      updateId: update.update_id,
+      body: Buffer.from(JSON.stringify(update)),
+      deliveries,
+      acceptedAt,
+    });
+    if (result.status !== 'queued')
+      throw new Error(`update ${update.update_id} was ${result.status}`);
+    return { updateId: update.update_id, deliveries };
+  }
+
+  logsMatching(msg: string): LogLine[] {
+    return this.logs.filter((line) => line.msg === msg);
+  }
+
+  async cleanup(): Promise<void> {
+    for (const running of [...this.apps]) await this.stop(running);
+    await this.fixture.cleanup();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+function tokenEnv(bot: string): string {
+  return `${bot.toUpperCase().replace(/-/g, '_')}_TOKEN`;
+}
+
+export function redisUrl(): string {
+  const url = process.env.REDIS_URL;
+  if (!url) throw new Error('REDIS_URL is not set: run the tests through jest');
+  return url;
+}
+
+/** Polls until `condition` holds, sleeping between polls; fails after `timeoutMs`. */
+export async function eventually(
+  condition: () => boolean | Promise<boolean>,
+  { timeoutMs = 10_000, intervalMs = 25, what = 'condition' } = {},
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
