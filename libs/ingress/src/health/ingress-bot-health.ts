@@ -1,0 +1,74 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { HealthRegistry, RelaygramMetrics, type BotHealth } from '@relaygram/observability';
+import { QUEUE_CONTEXT, type QueueContext } from '@relaygram/queue';
+import { IngressBots } from '../bots/ingress-bots';
+import { INGRESS_OPTIONS, type IngressOptions } from '../ingress.options';
+import { PollingAdapter } from '../polling/polling-adapter';
+import { pollingBotHealth, webhookBotHealth, type StoredBotState } from './bot-health-assessment';
+
+/**
+ * Ingress's part of /healthz: every configured bot with its mode, whether it is polled
+ * and whether it is healthy, with the problem when it is not. It reads the state the
+ * poller's lease holder and the webhook watcher stored in Redis, so every replica
+ * reports the same, whichever one polls or watches.
+ */
+@Injectable()
+export class IngressBotHealth implements OnModuleInit {
+  constructor(
+    private readonly registry: HealthRegistry,
+    private readonly bots: IngressBots,
+    private readonly polling: PollingAdapter,
+    @Inject(QUEUE_CONTEXT) private readonly ctx: QueueContext,
+    @Inject(INGRESS_OPTIONS) private readonly options: IngressOptions,
+    private readonly metrics: RelaygramMetrics,
+  ) {}
+
+  onModuleInit(): void {
+    this.registry.addBotHealthSource('ingress', () => this.report());
+    // A standby replica is as ready as the polling one: readiness only lists who polls here.
+    this.registry.addReadinessCheck('pollers', () => ({
+      ready: true,
+      detail: {
+        polling_here: this.polling
+          .local()
+          .filter((p) => p.polling)
+          .map((p) => p.bot),
+      },
+    }));
+  }
+
+  async report(): Promise<BotHealth[]> {
+    const bots = [...this.bots.current.byId.values()].map((b) => b.config);
+    if (bots.length === 0) return [];
+    const { redis, keys } = this.ctx;
+    const pipeline = redis.pipeline();
+    for (const bot of bots) {
+      pipeline.hgetall(keys.botState(bot.id));
+      pipeline.exists(keys.pollerLease(bot.id));
+    }
+    let replies: [Error | null, unknown][];
+    try {
+      replies = (await pipeline.exec()) ?? [];
+    } catch (error) {
+      const problem = `bot state unreadable: Redis: ${error instanceof Error ? error.message : String(error)}`;
+      return bots.map((bot) => ({
+        id: bot.id,
+        mode: bot.mode,
+        polling: false,
+        healthy: false,
+        problem,
+      }));
+    }
+    const now = Date.now();
+    return bots.map((bot, i) => {
+      const stored = (replies[i * 2]?.[1] ?? {}) as StoredBotState;
+      const leaseHeld = Number(replies[i * 2 + 1]?.[1]) === 1;
+      const health =
+        bot.mode === 'polling'
+          ? pollingBotHealth(bot, stored, leaseHeld)
+          : webhookBotHealth(bot, stored, now, this.options.webhook.recentErrorMs);
+      this.metrics.botHealthy.labels(bot.id).set(health.healthy ? 1 : 0);
+      return health;
+    });
+  }
+}

@@ -1,0 +1,89 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { laneId, UpdateOutcome, type UpdateSource } from '@relaygram/contracts';
+import { RELAYGRAM_LOGGER } from '@relaygram/observability';
+import {
+  newDeliveryId,
+  UpdateEnqueuer,
+  type DeliveryTarget,
+  type EnqueueResult,
+  type EnqueueStatus,
+} from '@relaygram/queue';
+import { laneKeyFor, selectRoutes, type Update } from '@relaygram/routing';
+import type { Logger } from 'pino';
+import type { IngressBot } from '../bots/ingress-bots';
+
+const OUTCOMES: Readonly<Record<EnqueueStatus, UpdateOutcome>> = {
+  queued: UpdateOutcome.Queued,
+  duplicate: UpdateOutcome.Duplicate,
+  ignored: UpdateOutcome.Ignored,
+};
+
+/**
+ * Route and enqueue one validated update: the step webhook and polling share. It makes
+ * one delivery (with its id and lane) per matching route and hands them to the one
+ * dedup+enqueue script; it never calls a target.
+ */
+@Injectable()
+export class UpdateIntake {
+  constructor(
+    private readonly enqueuer: UpdateEnqueuer,
+    @Inject(RELAYGRAM_LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Throws when Redis cannot be reached or the script fails; then nothing was written
+   * and the caller must let Telegram hand the update over again (webhook: a 503;
+   * polling: the offset stays put).
+   */
+  async accept(
+    bot: IngressBot,
+    update: Update,
+    body: Buffer,
+    source: UpdateSource,
+  ): Promise<EnqueueResult> {
+    const routes = selectRoutes(bot.source, bot.id, update, { botUsername: bot.username });
+    const deliveries: DeliveryTarget[] = new Array<DeliveryTarget>(routes.length);
+    for (let i = 0; i < routes.length; i++) {
+      const route = routes[i];
+      const deliveryId = newDeliveryId();
+      deliveries[i] = {
+        route: route.name,
+        lane: laneId(route.name, bot.id, laneKeyFor(route.ordering, update, deliveryId)),
+        deliveryId,
+      };
+    }
+    // Crash analysis: the script checks everything before its first write, so a failure
+    // (or Redis going away) leaves neither the dedup mark nor a lane entry, and the
+    // update comes again from Telegram. A crash after the script and before the drain
+    // jobs are added leaves scheduled lanes without a job: the dispatcher's reconciler
+    // gives them one, and Telegram's resend is answered `duplicate`.
+    const result = await this.enqueuer.enqueue({
+      bot: bot.id,
+      updateId: update.update_id,
+      body,
+      deliveries,
+    });
+    const outcome = OUTCOMES[result.status];
+    bot.received[source][outcome].inc();
+    this.logger.info(
+      {
+        bot: bot.id,
+        update_id: update.update_id,
+        source,
+        outcome,
+        deliveries: result.deliveries,
+      },
+      'update received',
+    );
+    return result;
+  }
+
+  /** Counts and logs an update refused before the enqueue (bad secret, bad body). */
+  rejected(bot: IngressBot, source: UpdateSource, status: number, reason: string): void {
+    bot.received[source][UpdateOutcome.Rejected].inc();
+    this.logger.warn(
+      { bot: bot.id, source, outcome: UpdateOutcome.Rejected, status, reason },
+      'update rejected',
+    );
+  }
+}

@@ -1,0 +1,64 @@
+import type { BotConfig } from '@relaygram/config';
+
+/** Telegram's getWebhookInfo answer. */
+export interface WebhookInfo {
+  url: string;
+  has_custom_certificate: boolean;
+  pending_update_count: number;
+  ip_address?: string;
+  last_error_date?: number;
+  last_error_message?: string;
+  last_synchronization_error_date?: number;
+  max_connections?: number;
+  allowed_updates?: string[];
+}
+
+/**
+ * The setWebhook parameters of a webhook bot, from its config alone: what ingress sends
+ * at start and `relaygram webhook set` sends by hand. The secret is always sent
+ * (getWebhookInfo cannot show it, so a rotated one is otherwise never applied), and
+ * pending updates are never dropped.
+ */
+export function setWebhookParams(bot: BotConfig): Record<string, unknown> {
+  if (bot.mode !== 'webhook' || !bot.webhook) {
+    throw new Error(`bot ${bot.id} is not in webhook mode`);
+  }
+  return {
+    url: bot.webhook.url,
+    secret_token: bot.webhook.secretToken.reveal(),
+    allowed_updates: [...bot.allowedUpdates],
+    max_connections: bot.webhook.maxConnections,
+    drop_pending_updates: false,
+  };
+}
+
+/** Whether two configs of a bot need setWebhook called again. */
+export function webhookSettingsChanged(a: BotConfig, b: BotConfig): boolean {
+  return (
+    a.mode !== b.mode ||
+    a.token.reveal() !== b.token.reveal() ||
+    a.webhook?.url !== b.webhook?.url ||
+    a.webhook?.secretToken.reveal() !== b.webhook?.secretToken.reveal() ||
+    a.webhook?.maxConnections !== b.webhook?.maxConnections ||
+    a.webhook?.manage !== b.webhook?.manage ||
+    a.allowedUpdates.join(',') !== b.allowedUpdates.join(',')
+  );
+}
+
+const BOT_TOKEN = /(\d{3,}):[A-Za-z0-9_-]{20,}/g;
+
+/**
+ * A webhook URL fit to show (in /healthz, logs, the CLI): no user info, no query
+ * string, and anything shaped like a bot token masked. Some installs put the token in
+ * the webhook path, and an old URL Telegram still holds may be one of those.
+ */
+export function displayUrl(raw: string): string {
+  if (raw === '') return '';
+  try {
+    const url = new URL(raw);
+    const query = url.search ? '?…' : '';
+    return `${url.protocol}//${url.host}${url.pathname.replace(BOT_TOKEN, '$1:***')}${query}`;
+  } catch {
+    return raw.replace(BOT_TOKEN, '$1:***').replace(/\?.*$/, '?…');
+  }
+}
