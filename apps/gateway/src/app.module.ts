@@ -1,10 +1,14 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { AdminModule } from '@relaygram/admin';
 import { GatewayModule } from '@relaygram/gateway';
 import { CoreModule, type BootContext } from '@relaygram/observability';
 
 @Module({})
 export class GatewayAppModule {
   static forRoot(boot: BootContext): DynamicModule {
-    return { module: GatewayAppModule, imports: [CoreModule.forRoot(boot), GatewayModule] };
+    return {
+      module: GatewayAppModule,
+      imports: [CoreModule.forRoot(boot), AdminModule, GatewayModule],
+    };
   }
 }

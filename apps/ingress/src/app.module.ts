@@ -1,10 +1,14 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { AdminModule } from '@relaygram/admin';
 import { IngressModule } from '@relaygram/ingress';
 import { CoreModule, type BootContext } from '@relaygram/observability';
 
 @Module({})
 export class IngressAppModule {
   static forRoot(boot: BootContext): DynamicModule {
-    return { module: IngressAppModule, imports: [CoreModule.forRoot(boot), IngressModule] };
+    return {
+      module: IngressAppModule,
+      imports: [CoreModule.forRoot(boot), AdminModule, IngressModule],
+    };
   }
 }

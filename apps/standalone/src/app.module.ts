@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { AdminModule } from '@relaygram/admin';
 import { DispatcherModule } from '@relaygram/dispatcher';
 import { GatewayModule } from '@relaygram/gateway';
 import { IngressModule } from '@relaygram/ingress';
@@ -10,7 +11,13 @@ export class StandaloneAppModule {
   static forRoot(boot: BootContext): DynamicModule {
     return {
       module: StandaloneAppModule,
-      imports: [CoreModule.forRoot(boot), IngressModule, DispatcherModule, GatewayModule],
+      imports: [
+        CoreModule.forRoot(boot),
+        AdminModule,
+        IngressModule,
+        DispatcherModule,
+        GatewayModule,
+      ],
     };
   }
 }

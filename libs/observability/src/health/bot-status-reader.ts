@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ConfigService, type BotConfig } from '@relaygram/config';
 import { QUEUE_CONTEXT, readBotStats, type BotStats, type QueueContext } from '@relaygram/queue';
+import { displayUrl } from '../logging/logger';
 import { withTimeout } from '../timeout';
 import { HealthRegistry, mergeBotHealth, type BotHealth } from './health-registry';
 import { readSharedBotStates } from './shared-bot-state';
@@ -55,9 +56,17 @@ export class BotStatusReader {
     const [own, shared, stats] = await Promise.all([
       this.registry.bots(),
       options.redis && !this.registry.hasBotHealthSource('ingress')
-        ? withTimeout(readSharedBotStates(this.ctx, bots), REDIS_READ_TIMEOUT_MS).catch(
-            () => [] as BotHealth[],
-          )
+        ? withTimeout(
+            readSharedBotStates(
+              this.ctx,
+              bots.map((bot) => ({
+                id: bot.id,
+                mode: bot.mode,
+                webhookUrl: bot.webhook?.manage ? bot.webhook.url : undefined,
+              })),
+            ),
+            REDIS_READ_TIMEOUT_MS,
+          ).catch(() => [] as BotHealth[])
         : Promise.resolve([] as BotHealth[]),
       options.redis ? this.readStats(bots) : Promise.resolve(new Map<string, BotStats>()),
     ]);
@@ -95,12 +104,16 @@ export class BotStatusReader {
     const problems: string[] = [];
     if (report?.problem) problems.push(report.problem);
     if (bot.mode === 'webhook' && bot.webhook) {
-      const info = report?.webhook ?? {};
-      status.webhook = { expected_url: bot.webhook.url, ...info };
-      const drift = report?.webhook ? webhookProblem(info, bot.webhook.url) : undefined;
+      const info = report?.webhook;
+      status.webhook = { expected_url: displayUrl(bot.webhook.url), ...info };
+      // A reporter that already found the bot unhealthy has said why.
+      const drift =
+        info && status.healthy && bot.webhook.manage
+          ? webhookProblem(info, bot.webhook.url)
+          : undefined;
       if (drift) {
         status.healthy = false;
-        if (!problems.some((p) => p.includes(drift))) problems.push(drift);
+        problems.push(drift);
       }
     }
     for (const [key, value] of Object.entries(report ?? {})) {

@@ -1,57 +1,110 @@
 import type { QueueContext } from '@relaygram/queue';
 import type { BotHealth } from './health-registry';
+import { webhookProblem } from './webhook-drift';
 
-function flag(value: string | undefined): boolean | undefined {
-  if (value === undefined) return undefined;
-  return value === '1' || value === 'true';
+/**
+ * Fields of the bot state hash (`RedisKeys.botState`) that ingress writes, as the
+ * processes without ingress read them. Keep in step with ingress's BotStateField.
+ */
+const Field = {
+  PollerState: 'poller_state',
+  PollerProblem: 'poller_problem',
+  PollerSince: 'poller_since',
+  WebhookInfo: 'webhook_info',
+  WebhookInfoAt: 'webhook_info_at',
+  WebhookInfoError: 'webhook_info_error',
+  WebhookSetError: 'webhook_set_error',
+} as const;
+
+export interface SharedBotConfig {
+  id: string;
+  mode: BotHealth['mode'];
+  /** Webhook bots managed by Relaygram: the configured URL. */
+  webhookUrl?: string;
+}
+
+function time(raw: string | undefined): string | undefined {
+  const value = raw === undefined ? NaN : Number(raw);
+  return Number.isFinite(value) ? new Date(value).toISOString() : undefined;
+}
+
+function parseInfo(raw: string | undefined): Record<string, unknown> | undefined {
+  if (!raw) return undefined;
+  try {
+    const value: unknown = JSON.parse(raw);
+    return value && typeof value === 'object' ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
- * Ingress keeps each bot's poller or webhook state in a Redis hash (`bot-state:<bot>`),
- * so processes without ingress (dispatcher, gateway) can report it too. Fields read:
- * `healthy` and `polling` (`1`/`0`), `state` (the poller's state or `webhook`),
- * `problem`, `webhook` (getWebhookInfo as JSON) and `updated_at` (ms).
+ * A bot's state as ingress stored it, for a process that runs no ingress (dispatcher,
+ * gateway): a polling bot polls while some replica holds its lease, and is healthy
+ * when that poller says `polling`; a webhook bot is judged on the getWebhookInfo the
+ * watching replica stored. Undefined when ingress never wrote anything for the bot.
  */
 export function parseSharedBotState(
-  id: string,
-  mode: BotHealth['mode'],
+  bot: SharedBotConfig,
   hash: Record<string, string>,
+  leaseHeld: boolean,
+  now = Date.now(),
 ): BotHealth | undefined {
-  if (!Object.keys(hash).length) return undefined;
-  const report: BotHealth = {
-    id,
-    mode,
-    polling: flag(hash.polling) ?? false,
-    healthy: flag(hash.healthy) ?? true,
-  };
-  if (hash.state) report.state = hash.state;
-  if (hash.problem) report.problem = hash.problem;
-  if (hash.updated_at && Number.isFinite(Number(hash.updated_at)))
-    report.updated_at = new Date(Number(hash.updated_at)).toISOString();
-  if (hash.webhook) {
-    try {
-      const info: unknown = JSON.parse(hash.webhook);
-      if (info && typeof info === 'object') report.webhook = info as Record<string, unknown>;
-    } catch {
-      // A malformed entry is skipped: the next watcher write replaces it.
+  if (!Object.keys(hash).length && !leaseHeld) return undefined;
+  if (bot.mode === 'polling') {
+    const health: BotHealth = { id: bot.id, mode: 'polling', polling: leaseHeld, healthy: false };
+    if (!leaseHeld) {
+      health.state = 'stopped';
+      health.problem = 'no replica polls this bot (the poller lease is free)';
+      return health;
     }
+    health.state = hash[Field.PollerState] || 'polling';
+    const since = time(hash[Field.PollerSince]);
+    if (since) health.since = since;
+    health.healthy = health.state === 'polling';
+    if (hash[Field.PollerProblem]) health.problem = hash[Field.PollerProblem];
+    return health;
   }
-  return report;
+  const health: BotHealth = { id: bot.id, mode: 'webhook', polling: false, healthy: true };
+  const problems = [hash[Field.WebhookSetError], hash[Field.WebhookInfoError]].filter(
+    (p): p is string => Boolean(p),
+  );
+  const info = parseInfo(hash[Field.WebhookInfo]);
+  if (info) {
+    health.webhook = { ...info };
+    const checkedAt = time(hash[Field.WebhookInfoAt]);
+    if (checkedAt) health.webhook.checked_at = checkedAt;
+    const drift = bot.webhookUrl ? webhookProblem(info, bot.webhookUrl, now) : undefined;
+    if (drift) problems.push(drift);
+  }
+  if (problems.length) {
+    health.healthy = false;
+    health.problem = problems.join('; ');
+  }
+  return health;
 }
 
 export async function readSharedBotStates(
   ctx: QueueContext,
-  bots: readonly { id: string; mode: BotHealth['mode'] }[],
+  bots: readonly SharedBotConfig[],
 ): Promise<BotHealth[]> {
   if (!bots.length) return [];
   const pipeline = ctx.redis.pipeline();
-  for (const bot of bots) pipeline.hgetall(ctx.keys.botState(bot.id));
+  for (const bot of bots) {
+    pipeline.hgetall(ctx.keys.botState(bot.id));
+    pipeline.exists(ctx.keys.pollerLease(bot.id));
+  }
   const replies = (await pipeline.exec()) ?? [];
   const reports: BotHealth[] = [];
   bots.forEach((bot, i) => {
-    const [error, hash] = replies[i] ?? [];
-    if (error || !hash) return;
-    const report = parseSharedBotState(bot.id, bot.mode, hash as Record<string, string>);
+    const [hashError, hash] = replies[2 * i] ?? [];
+    const [leaseError, lease] = replies[2 * i + 1] ?? [];
+    if (hashError || leaseError) return;
+    const report = parseSharedBotState(
+      bot,
+      (hash ?? {}) as Record<string, string>,
+      bot.mode === 'polling' && Number(lease) === 1,
+    );
     if (report) reports.push(report);
   });
   return reports;

@@ -1,3 +1,5 @@
+import { displayUrl } from '../logging/logger';
+
 /** A delivery error newer than this, with updates still pending, makes a webhook bot unhealthy. */
 export const WEBHOOK_ERROR_WINDOW_MS = 5 * 60_000;
 
@@ -11,11 +13,13 @@ export function webhookProblem(
   expectedUrl: string,
   now = Date.now(),
 ): string | undefined {
-  const url = typeof info.url === 'string' ? info.url : undefined;
-  if (url !== undefined && url !== expectedUrl) {
+  // Compared as shown: a feature may report the URL already made fit to show.
+  const url = typeof info.url === 'string' ? displayUrl(info.url) : undefined;
+  const expected = displayUrl(expectedUrl);
+  if (url !== undefined && url !== expected) {
     return url === ''
-      ? `no webhook is set at Telegram (expected ${expectedUrl})`
-      : `Telegram sends updates to ${url}, not to ${expectedUrl}`;
+      ? `no webhook is set at Telegram, not the configured ${expected}`
+      : `Telegram sends updates to ${url}, not to the configured ${expected}`;
   }
   const errorDate = typeof info.last_error_date === 'number' ? info.last_error_date : undefined;
   const pending = typeof info.pending_update_count === 'number' ? info.pending_update_count : 0;

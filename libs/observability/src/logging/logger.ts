@@ -55,6 +55,21 @@ export function redactUrl(url: string): string {
   return url.replace(BOT_TOKEN_IN_PATH, '$1:***');
 }
 
+/**
+ * A URL fit to show in an answer or a page: no user info, bot tokens in the path
+ * masked, the query (which may hold a key) reduced to `?…`.
+ */
+export function displayUrl(raw: string): string {
+  if (raw === '') return '';
+  try {
+    const url = new URL(raw);
+    const query = url.search ? '?…' : '';
+    return `${url.protocol}//${url.host}${redactUrl(url.pathname)}${query}`;
+  } catch {
+    return redactUrl(raw).replace(/\?.*$/, '?…');
+  }
+}
+
 /** Masks bot tokens and drop-in paths in any text: the last filter before a line is written. */
 export function redactText(text: string): string {
   return redactUrl(text).replace(BOT_TOKEN, '$1:***');

@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { DeadReason, laneId } from '@relaygram/contracts';
+import { startApp, type RunningApp } from '@relaygram/observability';
+import {
+  createRedis,
+  DrainScheduler,
+  LaneStore,
+  newDeliveryId,
+  queueContext,
+  UpdateEnqueuer,
+  waitForRedis,
+  type QueueContext,
+  type RelaygramRedis,
+} from '@relaygram/queue';
+import { laneKeyFor, type Update } from '@relaygram/routing';
+import { stringify } from 'yaml';
+import { IngressAppModule } from '../src/app.module';
+
+/** A config file in a directory of its own, removed by `cleanup`. */
+export function writeConfig(config: object): { path: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'relaygram-admin-'));
+  const path = join(dir, 'relaygram.yaml');
+  writeFileSync(path, stringify(config));
+  return { path, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export function uniquePrefix(name: string): string {
+  return `t-${name}-${randomUUID().slice(0, 8)}`;
+}
+
+export interface CapturedLogs {
+  stream: Writable;
+  lines: string[];
+}
+
+export function captureLogs(): CapturedLogs {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      done();
+    },
+  });
+  return { stream, lines };
+}
+
+export async function bootIngress(
+  configPath: string,
+  env: Record<string, string | undefined>,
+  logs = captureLogs(),
+): Promise<RunningApp> {
+  return startApp(
+    { service: 'ingress', module: (boot) => IngressAppModule.forRoot(boot) },
+    {
+      env: {
+        PORT: '0',
+        ADMIN_PORT: '0',
+        REDIS_URL: process.env.REDIS_URL,
+        RELAYGRAM_CONFIG: configPath,
+        LOG_LEVEL: 'info',
+        ...env,
+      },
+      signals: false,
+      logDestination: logs.stream,
+    },
+  );
+}
+
+/** The store under a test's prefix, as the features see it. */
+export interface TestStore {
+  redis: RelaygramRedis;
+  ctx: QueueContext;
+  scheduler: DrainScheduler;
+  enqueuer: UpdateEnqueuer;
+  lanes: LaneStore;
+  close(): Promise<void>;
+}
+
+export async function openStore(prefix: string): Promise<TestStore> {
+  const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
+    connectionName: `test-${prefix}`,
+  });
+  if (!(await waitForRedis(redis))) throw new Error('no Redis answers at REDIS_URL');
+  const ctx = queueContext(redis, prefix);
+  const scheduler = new DrainScheduler(ctx);
+  return {
+    redis,
+    ctx,
+    scheduler,
+    enqueuer: new UpdateEnqueuer(ctx, scheduler),
+    lanes: new LaneStore(ctx),
+    async close() {
+      await scheduler.close();
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length) await redis.del(...keys);
+      } while (cursor !== '0');
+      await redis.quit();
+    },
+  };
+}
+
+export function messageUpdate(updateId: number, chatId: number, text: string): Update {
+  return {
+    update_id: updateId,
+    message: {
+      message_id: updateId,
+      date: Math.floor(Date.now() / 1000),
+      chat: { id: chatId, type: 'private' },
+      from: { id: chatId, is_bot: false, first_name: 'Ada' },
+      text,
+    },
+  } as Update;
+}
+
+/** Accepts an update for one route, as ingress does, and returns its lane and delivery id. */
+export async function enqueue(
+  store: TestStore,
+  bot: string,
+  route: string,
+  update: Update,
+): Promise<{ deliveryId: string; lane: string }> {
+  const deliveryId = newDeliveryId();
+  const lane = laneId(route, bot, laneKeyFor('chat', update, deliveryId));
+  const result = await store.enqueuer.enqueue({
+    bot,
+    updateId: update.update_id,
+    body: Buffer.from(JSON.stringify(update)),
+    deliveries: [{ route, lane, deliveryId }],
+  });
+  if (result.status !== 'queued') throw new Error(`update not queued: ${result.status}`);
+  return { deliveryId, lane };
+}
+
+/**
+ * Makes a dead letter the way the dispatcher does (the head of its lane finished as
+ * dead). Only for apps that run no dispatcher, which would race for the lane.
+ */
+export async function makeDeadLetter(
+  store: TestStore,
+  bot: string,
+  route: string,
+  update: Update,
+  reason: DeadReason = DeadReason.Rejected,
+): Promise<string> {
+  const { deliveryId, lane } = await enqueue(store, bot, route, update);
+  const gen = Number(await store.redis.hget(store.ctx.keys.laneState(lane), 'gen'));
+  const begun = await store.lanes.begin(lane, gen);
+  if (begun.kind !== 'head' || begun.entry.deliveryId !== deliveryId)
+    throw new Error(`lane ${lane} did not start with the new delivery (${begun.kind})`);
+  await store.lanes.finish(
+    lane,
+    gen,
+    deliveryId,
+    {
+      delivered: false,
+      dead: { reason, attempts: 1, lastStatus: 400, lastBody: '{"error":"bad update"}' },
+    },
+    'continue',
+  );
+  return deliveryId;
+}

@@ -1,0 +1,25 @@
+import { Module } from '@nestjs/common';
+import { AdminOverviewController } from './api/admin-overview.controller';
+import { BotsController } from './api/bots.controller';
+import { DeadLettersController } from './api/dead-letters.controller';
+import { RoutesController } from './api/routes.controller';
+import { AdminEnabledGuard, AdminTokenGuard } from './auth/admin-token.guard';
+import { AdminPageController } from './page/admin-page.controller';
+import { AdminTelegramClients } from './telegram/admin-telegram-clients';
+
+/**
+ * The admin API (`/admin/api`) and page (`/admin`), on the management listener only
+ * (the bootstrap answers 404 for them on the public port). Uses what CoreModule
+ * provides: the config, the queue store and observability.
+ */
+@Module({
+  controllers: [
+    AdminPageController,
+    AdminOverviewController,
+    BotsController,
+    RoutesController,
+    DeadLettersController,
+  ],
+  providers: [AdminEnabledGuard, AdminTokenGuard, AdminTelegramClients],
+})
+export class AdminModule {}

@@ -1,0 +1,164 @@
+import {
+  BadRequestException,
+  Controller,
+  Get,
+  HttpCode,
+  Inject,
+  Param,
+  Post,
+  UseFilters,
+  UseGuards,
+} from '@nestjs/common';
+import { ConfigService, type BotConfig } from '@relaygram/config';
+import {
+  BotStatusReader,
+  displayUrl,
+  webhookProblem,
+  type BotStatus,
+} from '@relaygram/observability';
+import { QUEUE_CONTEXT, type QueueContext } from '@relaygram/queue';
+import type { TelegramClient } from '@relaygram/telegram';
+import { AdminTokenGuard } from '../auth/admin-token.guard';
+import { AdminTelegramClients } from '../telegram/admin-telegram-clients';
+import { AdminErrorFilter } from './admin-error.filter';
+import { notFound } from './admin-params';
+import { telegramFailure } from './telegram-failure';
+
+interface PollerView {
+  /** Some replica holds the bot's poller lease. */
+  leased: boolean;
+  lease_ttl_ms: number | null;
+  /** The next getUpdates offset kept in Redis. */
+  offset: number | null;
+}
+
+/** Bots: their health as /healthz shows it, their configuration, the poller, the webhook. */
+@Controller('admin/api/bots')
+@UseGuards(AdminTokenGuard)
+@UseFilters(AdminErrorFilter)
+export class BotsController {
+  constructor(
+    private readonly config: ConfigService,
+    private readonly reader: BotStatusReader,
+    private readonly telegram: AdminTelegramClients,
+    @Inject(QUEUE_CONTEXT) private readonly ctx: QueueContext,
+  ) {}
+
+  @Get()
+  async list() {
+    const statuses = await this.reader.read({ redis: this.redisReady() });
+    const views = await Promise.all(
+      this.config.config.bots.map((bot, i) => this.view(bot, statuses[i])),
+    );
+    return { bots: views };
+  }
+
+  @Get(':bot')
+  async one(@Param('bot') id: string) {
+    const bot = this.bot(id);
+    const statuses = await this.reader.read({ redis: this.redisReady() });
+    return this.view(
+      bot,
+      statuses.find((s) => s.id === bot.id),
+    );
+  }
+
+  /** Telegram's getWebhookInfo now, with what is wrong with it. */
+  @Get(':bot/webhook')
+  async webhookInfo(@Param('bot') id: string) {
+    const bot = this.bot(id);
+    const info = await this.call(bot, (client) =>
+      client.call<Record<string, unknown>>('getWebhookInfo'),
+    );
+    return this.webhookView(bot, info);
+  }
+
+  /**
+   * setWebhook with the configured URL, secret, allowed_updates and max_connections,
+   * never dropping pending updates (SPEC section 3); answers the webhook info after.
+   */
+  @Post(':bot/webhook')
+  @HttpCode(200)
+  async setWebhook(@Param('bot') id: string) {
+    const bot = this.bot(id);
+    const webhook = bot.webhook;
+    if (bot.mode !== 'webhook' || !webhook) {
+      throw new BadRequestException({
+        error: `bot ${bot.id} is in ${bot.mode} mode: it has no webhook to set`,
+      });
+    }
+    const info = await this.call(bot, async (client) => {
+      await client.call('setWebhook', {
+        url: webhook.url,
+        secret_token: webhook.secretToken.reveal(),
+        allowed_updates: [...bot.allowedUpdates],
+        max_connections: webhook.maxConnections,
+        drop_pending_updates: false,
+      });
+      return client.call<Record<string, unknown>>('getWebhookInfo');
+    });
+    return { status: 'set', ...this.webhookView(bot, info) };
+  }
+
+  private bot(id: string): BotConfig {
+    const bot = this.config.bot(id);
+    if (!bot) throw notFound('bot', id);
+    return bot;
+  }
+
+  private async call<T>(bot: BotConfig, fn: (client: TelegramClient) => Promise<T>): Promise<T> {
+    const client = this.telegram.get(bot.id);
+    if (!client) throw notFound('bot', bot.id);
+    try {
+      return await fn(client);
+    } catch (error) {
+      throw telegramFailure(error);
+    }
+  }
+
+  private webhookView(bot: BotConfig, info: Record<string, unknown>) {
+    const shown: Record<string, unknown> = { ...info };
+    if (typeof info.url === 'string') shown.url = displayUrl(info.url);
+    const view: Record<string, unknown> = { bot: bot.id, mode: bot.mode, webhook: shown };
+    if (bot.webhook) {
+      view.expected_url = displayUrl(bot.webhook.url);
+      const problem = webhookProblem(info, bot.webhook.url);
+      if (problem) view.problem = problem;
+    } else if (typeof info.url === 'string' && info.url !== '') {
+      view.problem =
+        'a webhook is set for a polling bot: getUpdates answers 409 until it is deleted';
+    }
+    return view;
+  }
+
+  private async view(bot: BotConfig, status: BotStatus | undefined) {
+    const view: Record<string, unknown> = {
+      ...(status ?? { id: bot.id, mode: bot.mode }),
+      username: bot.username ?? null,
+      default: bot.default,
+      allowed_updates: bot.allowedUpdates,
+    };
+    if (bot.mode === 'polling') view.poller = await this.poller(bot.id);
+    return view;
+  }
+
+  private async poller(bot: string): Promise<PollerView | null> {
+    if (!this.redisReady()) return null;
+    const { redis, keys } = this.ctx;
+    const [[, ttl], [, offset]] = ((await redis
+      .pipeline()
+      .pttl(keys.pollerLease(bot))
+      .get(keys.pollerOffset(bot))
+      .exec()) ?? []) as [unknown, unknown][];
+    const ms = Number(ttl);
+    return {
+      leased: ms > 0 || ms === -1,
+      lease_ttl_ms: ms > 0 ? ms : null,
+      offset: offset === null || offset === undefined ? null : Number(offset),
+    };
+  }
+
+  private redisReady(): boolean {
+    return this.ctx.redis.status === 'ready';
+  }
+}

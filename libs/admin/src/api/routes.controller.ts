@@ -1,0 +1,50 @@
+import { Controller, Get, Inject, Param, UseFilters, UseGuards } from '@nestjs/common';
+import { ConfigService, type RouteConfig } from '@relaygram/config';
+import { displayUrl } from '@relaygram/observability';
+import { QUEUE_CONTEXT, readRouteStats, type QueueContext } from '@relaygram/queue';
+import { AdminTokenGuard } from '../auth/admin-token.guard';
+import { AdminErrorFilter } from './admin-error.filter';
+import { notFound } from './admin-params';
+
+/** Routes with their queue: depth, lanes, delivered, dead letters, the last error. */
+@Controller('admin/api/routes')
+@UseGuards(AdminTokenGuard)
+@UseFilters(AdminErrorFilter)
+export class RoutesController {
+  constructor(
+    private readonly config: ConfigService,
+    @Inject(QUEUE_CONTEXT) private readonly ctx: QueueContext,
+  ) {}
+
+  @Get()
+  async list() {
+    return { routes: await Promise.all(this.config.config.routes.map((r) => this.view(r))) };
+  }
+
+  @Get(':route')
+  async one(@Param('route') name: string) {
+    const route = this.config.route(name);
+    if (!route) throw notFound('route', name);
+    return this.view(route);
+  }
+
+  private async view(route: RouteConfig) {
+    const stats = await readRouteStats(this.ctx, route.name);
+    return {
+      name: route.name,
+      bots: route.bots,
+      target: displayUrl(route.targetUrl),
+      format: route.format,
+      ordering: route.ordering,
+      concurrency: route.concurrency,
+      queue: stats.queued,
+      lanes: stats.lanes,
+      delivered: stats.delivered,
+      dead: stats.dead,
+      dead_total: stats.deadTotal,
+      last_status: stats.lastStatus ?? null,
+      last_error: stats.lastError ?? null,
+      last_error_at: stats.lastErrorAt ? new Date(stats.lastErrorAt).toISOString() : null,
+    };
+  }
+}

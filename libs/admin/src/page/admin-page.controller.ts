@@ -1,0 +1,44 @@
+import { Controller, Get, Header, UseGuards } from '@nestjs/common';
+import { AdminEnabledGuard } from '../auth/admin-token.guard';
+import { loadAdminPageAssets, type AdminPageAssets } from './admin-page-assets';
+
+// Only this origin's own script and style; the page talks to /admin/api and nothing else.
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+  "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/**
+ * The admin page: one HTML file, one script, one stylesheet, all served from memory. It
+ * needs no token to load (it asks for one); without ADMIN_TOKEN it does not exist.
+ */
+@Controller('admin')
+@UseGuards(AdminEnabledGuard)
+export class AdminPageController {
+  private readonly assets: AdminPageAssets = loadAdminPageAssets();
+
+  @Get()
+  @Header('Content-Type', 'text/html; charset=utf-8')
+  @Header('Content-Security-Policy', CSP)
+  @Header('X-Content-Type-Options', 'nosniff')
+  @Header('Referrer-Policy', 'no-referrer')
+  @Header('Cache-Control', 'no-cache')
+  page(): Buffer {
+    return this.assets.html;
+  }
+
+  @Get('assets/admin.js')
+  @Header('Content-Type', 'text/javascript; charset=utf-8')
+  @Header('X-Content-Type-Options', 'nosniff')
+  @Header('Cache-Control', 'no-cache')
+  script(): Buffer {
+    return this.assets.script;
+  }
+
+  @Get('assets/admin.css')
+  @Header('Content-Type', 'text/css; charset=utf-8')
+  @Header('X-Content-Type-Options', 'nosniff')
+  @Header('Cache-Control', 'no-cache')
+  style(): Buffer {
+    return this.assets.style;
+  }
+}
