@@ -138,6 +138,7 @@ export class TestInstall {
   readonly keys = new RedisKeys(this.prefix);
   readonly redis: RelaygramRedis;
   private readonly instances = new Set<IngressInstance>();
+  private readonly exported = new Map<string, string | undefined>();
 
   constructor(
     spec: InstallSpec,
@@ -247,6 +248,17 @@ export class TestInstall {
     return instance;
   }
 
+  /**
+   * Puts the install's env vars into process.env until cleanup: a reload (SIGHUP) reads
+   * the secrets from the process environment, as the real process does.
+   */
+  exportEnv(): void {
+    for (const [name, value] of Object.entries(this.env)) {
+      if (!this.exported.has(name)) this.exported.set(name, process.env[name]);
+      process.env[name] = value;
+    }
+  }
+
   /** Every delivery waiting in a lane, decoded. */
   async laneEntries(lane: string): Promise<DeliveryEntry[]> {
     const raw = await this.redis.lrangeBuffer(this.keys.lane(lane), 0, -1);
@@ -288,6 +300,10 @@ export class TestInstall {
       if (found.length) await this.redis.del(...found);
     } while (cursor !== '0');
     await this.redis.quit();
+    for (const [name, value] of this.exported) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
