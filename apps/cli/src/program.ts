@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { version } from '../package.json';
 import { registerConfigCommands } from './commands/config.command';
+import { registerWebhookCommands } from './commands/webhook.command';
 
 const ENVIRONMENT_HELP = `
 Environment:
@@ -19,5 +20,6 @@ export function buildProgram(): Command {
     .showSuggestionAfterError()
     .addHelpText('after', ENVIRONMENT_HELP);
   registerConfigCommands(program);
+  registerWebhookCommands(program);
   return program;
 }
