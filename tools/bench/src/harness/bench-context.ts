@@ -1,0 +1,36 @@
+import type { Row } from '../report/results';
+import type { BenchChild } from './bench-child';
+import type { LaunchOptions } from './relaygram-install';
+import type { RedisTarget } from './redis-target';
+
+export interface BenchOptions {
+  quick: boolean;
+  jsonPath: string;
+  only?: readonly SectionName[];
+  launch: LaunchOptions;
+}
+
+export const SECTIONS = ['ingress', 'dispatcher', 'e2e', 'gateway', 'memory'] as const;
+export type SectionName = (typeof SECTIONS)[number];
+
+/** What every section gets: the options, the shared Redis, the emulator, and where rows go. */
+export interface BenchContext {
+  options: BenchOptions;
+  /** Key prefix of this run; each measurement adds its own suffix. */
+  runPrefix: string;
+  redis: RedisTarget;
+  /** The Telegram emulator (TELEGRAM_API_BASE of every app) and the bot every section uses. */
+  emulator: {
+    child: BenchChild;
+    apiRoot: string;
+    bot: { token: string; id: number; username: string };
+  };
+  rows: Row[];
+  /** Peak RSS of each app, filled by the sections that load them, for the memory rows. */
+  rss: Partial<Record<'ingress' | 'dispatcher' | 'gateway', number>>;
+  /** Numbers behind the rows, written to the JSON file. */
+  details: Record<string, unknown>;
+  log(message: string): void;
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

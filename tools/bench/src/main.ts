@@ -1,0 +1,222 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, freemem, loadavg, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { formatTable, type Row } from './report/results';
+import { summarizeProfiles } from './report/profile-summary';
+import { BenchChild } from './harness/bench-child';
+import {
+  SECTIONS,
+  type BenchContext,
+  type BenchOptions,
+  type SectionName,
+} from './harness/bench-context';
+import { installExitHandlers, running, stopAll } from './harness/process-registry';
+import { deleteKeys, runPrefix, sharedRedis } from './harness/redis-target';
+import { staleBuilds, workspaceRoot } from './harness/relaygram-install';
+import { ingressBench, firstLine } from './sections/ingress.bench';
+import { dispatcherBench } from './sections/dispatcher.bench';
+import { endToEndBench } from './sections/end-to-end.bench';
+import { gatewayBench } from './sections/gateway.bench';
+import { memoryBench } from './sections/memory.bench';
+
+const USAGE = `npm run bench -- [--quick] [--json PATH] [--only ${SECTIONS.join(',')}]
+                      [--cpu-prof [DIR]] [--from-source] [--log-level LEVEL]
+
+  --quick         short runs (under 3 minutes in all)
+  --json PATH     where to write the results (default bench-results.json)
+  --only LIST     run only these sections
+  --cpu-prof DIR  profile every Relaygram app (node --cpu-prof) into DIR
+                  (default tmp/bench-profiles) and print each profile's hot spots
+  --from-source   run the apps from TypeScript sources instead of apps/*/dist
+  --log-level L   LOG_LEVEL of the apps (default info, as shipped)`;
+
+function parseArgs(argv: string[]): BenchOptions {
+  const root = workspaceRoot();
+  const options: BenchOptions = {
+    quick: false,
+    jsonPath: 'bench-results.json',
+    launch: { fromSource: false, logLevel: 'info' },
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const value = () => {
+      const next = argv[++i];
+      if (next === undefined || next.startsWith('--')) throw new Error(`${arg} needs a value`);
+      return next;
+    };
+    switch (arg) {
+      case '--quick':
+        options.quick = true;
+        break;
+      case '--json':
+        options.jsonPath = value();
+        break;
+      case '--only': {
+        const names = value().split(',');
+        for (const name of names) {
+          if (!(SECTIONS as readonly string[]).includes(name))
+            throw new Error(`--only: no section ${name}`);
+        }
+        options.only = names as SectionName[];
+        break;
+      }
+      case '--cpu-prof': {
+        const next = argv[i + 1];
+        const dir =
+          next && !next.startsWith('--') ? argv[++i] : join(root, 'tmp', 'bench-profiles');
+        options.launch.cpuProfDir = resolve(dir);
+        break;
+      }
+      case '--from-source':
+        options.launch.fromSource = true;
+        break;
+      case '--log-level':
+        options.launch.logLevel = value();
+        break;
+      case '--help':
+      case '-h':
+        process.stdout.write(`${USAGE}\n`);
+        process.exit(0);
+        break;
+      default:
+        throw new Error(`unknown argument ${arg}\n${USAGE}`);
+    }
+  }
+  return options;
+}
+
+function machine(redisVersion: string): Record<string, string | number> {
+  let redisServer = redisVersion;
+  try {
+    redisServer = execFileSync('redis-server', ['--version'], { encoding: 'utf8' }).trim();
+  } catch {
+    // not on PATH; the version Redis reported is enough
+  }
+  return {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    node: process.version,
+    redis: redisServer,
+    totalMemoryMB: Math.round(totalmem() / 2 ** 20),
+    freeMemoryMB: Math.round(freemem() / 2 ** 20),
+    loadAverage: loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' '),
+  };
+}
+
+const SECTION_RUNNERS: Record<SectionName, (ctx: BenchContext) => Promise<void>> = {
+  ingress: ingressBench,
+  dispatcher: dispatcherBench,
+  e2e: endToEndBench,
+  gateway: gatewayBench,
+  memory: memoryBench,
+};
+
+async function main(): Promise<void> {
+  const options = parseArgs(process.argv.slice(2));
+  installExitHandlers();
+  const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
+  const started = Date.now();
+
+  if (!options.launch.fromSource) {
+    const stale = staleBuilds();
+    if (stale.length) {
+      log(
+        `WARNING: sources newer than their dist (${stale.join(', ')}): run \`npm run build\` or pass --from-source`,
+      );
+    }
+  }
+  if (options.launch.cpuProfDir) mkdirSync(options.launch.cpuProfDir, { recursive: true });
+
+  const redis = await sharedRedis();
+  const prefix = runPrefix();
+  const rows: Row[] = [];
+  const ctx: Partial<BenchContext> & Pick<BenchContext, 'rows'> = { rows };
+  let emulator: BenchChild | undefined;
+  try {
+    emulator = await BenchChild.start('emulator');
+    const { apiRoot } = await emulator.call<{ apiRoot: string }>('start');
+    const username = 'bench_bot';
+    const bot = await emulator.call<{ token: string; id: number }>('addBot', { username });
+    const context: BenchContext = {
+      options,
+      runPrefix: prefix,
+      redis,
+      emulator: { child: emulator, apiRoot, bot: { ...bot, username } },
+      rows,
+      rss: {},
+      details: {},
+      log,
+    };
+    Object.assign(ctx, context);
+    log(`run ${prefix} on ${redis.source} (${redis.url}), ${options.quick ? 'quick' : 'full'}`);
+
+    for (const name of options.only ?? SECTIONS) {
+      const sectionStart = Date.now();
+      log(`section ${name}`);
+      try {
+        await SECTION_RUNNERS[name](context);
+      } catch (error) {
+        log(
+          `section ${name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+        );
+        rows.push({
+          section: name,
+          name: 'section failed',
+          unit: '',
+          verdict: 'MISS',
+          note: firstLine(error),
+        });
+      } finally {
+        await deleteKeys(redis.client, prefix).catch(() => 0);
+      }
+      log(`section ${name} took ${Math.round((Date.now() - sectionStart) / 1000)} s`);
+    }
+
+    const elapsedSec = Math.round((Date.now() - started) / 1000);
+    const table = formatTable(rows);
+    const info = machine(redis.version);
+    process.stdout.write(
+      `\nRelaygram benchmark, ${options.quick ? 'quick' : 'full'} run, ${elapsedSec} s\n` +
+        `machine: ${info.cpus} x ${info.cpuModel}, node ${info.node}, ${info.redis}, ` +
+        `${info.freeMemoryMB} MB free of ${info.totalMemoryMB} MB, load average ${info.loadAverage}\n` +
+        `redis: ${redis.source}\n\n${table}\n`,
+    );
+    const results = {
+      startedAt: new Date(started).toISOString(),
+      elapsedSec,
+      mode: options.quick ? 'quick' : 'full',
+      machine: info,
+      redis: { source: redis.source, version: redis.version },
+      rows,
+      details: context.details,
+    };
+    writeFileSync(options.jsonPath, `${JSON.stringify(results, null, 2)}\n`);
+    log(`results written to ${options.jsonPath}`);
+    if (options.launch.cpuProfDir) {
+      process.stdout.write(`\n${summarizeProfiles(options.launch.cpuProfDir)}\n`);
+    }
+  } finally {
+    await emulator?.stop();
+    await deleteKeys(redis.client, prefix).catch(() => 0);
+    await redis.stop();
+    const left = running();
+    if (left.length) {
+      log(`stopping ${left.map((p) => `${p.name} (${p.pid})`).join(', ')}`);
+      await stopAll();
+    }
+  }
+}
+
+// A MISS is a result, not a failure: the exit code is 0 once the table is printed.
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(
+      `bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(2);
+  },
+);

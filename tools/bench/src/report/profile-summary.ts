@@ -1,0 +1,145 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+export interface ProfileReport {
+  file: string;
+  totalMs: number;
+  idleMs: number;
+  /** Self time by function, heaviest first. */
+  selfByFunction: [string, number][];
+  /** Self time by package (node_modules/<pkg>), Relaygram lib or app, or Node internals. */
+  selfByModule: [string, number][];
+  /** Time inside Relaygram's own functions, callees included. */
+  inclusiveRelaygram: [string, number][];
+}
+
+const META = new Set(['(idle)', '(program)', '(garbage collector)', '(root)']);
+
+/** libs/<x>, apps/<x>, node_modules/<pkg>, node:internal, or the meta frame itself. */
+export function moduleOf(url: string, functionName: string): string {
+  if (!url) return META.has(functionName) ? functionName : '(native)';
+  const path = url.replace(/^file:\/\//, '');
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
+  if (pkg) return pkg[1];
+  const own = /\/((?:libs|apps|tools)\/[^/]+)\//.exec(path);
+  if (own) return own[1];
+  if (path.startsWith('node:')) return 'node internals';
+  return path;
+}
+
+function shortUrl(url: string): string {
+  const path = url.replace(/^file:\/\//, '');
+  const at = path.search(/(node_modules|libs|apps|tools)\//);
+  return at >= 0 ? path.slice(at).replace(/^node_modules\//, '') : path;
+}
+
+function keyOf(node: ProfileNode): string {
+  const { functionName, url, lineNumber } = node.callFrame;
+  if (!url) return functionName || '(anonymous)';
+  return `${functionName || '(anonymous)'} ${shortUrl(url)}:${lineNumber + 1}`;
+}
+
+function top(map: Map<string, number>, n: number): [string, number][] {
+  return [...map].sort((a, b) => b[1] - a[1]).slice(0, n);
+}
+
+export function analyzeProfile(profile: CpuProfile, file = ''): ProfileReport {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const selfUs = new Map<number, number>();
+  for (let i = 0; i < profile.samples.length; i++) {
+    const id = profile.samples[i];
+    selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  }
+  let totalUs = 0;
+  let idleUs = 0;
+  const selfByFunction = new Map<string, number>();
+  const selfByModule = new Map<string, number>();
+  for (const [id, us] of selfUs) {
+    const node = byId.get(id);
+    if (!node) continue;
+    totalUs += us;
+    if (node.callFrame.functionName === '(idle)') idleUs += us;
+    const key = keyOf(node);
+    selfByFunction.set(key, (selfByFunction.get(key) ?? 0) + us / 1000);
+    const mod = moduleOf(node.callFrame.url, node.callFrame.functionName);
+    selfByModule.set(mod, (selfByModule.get(mod) ?? 0) + us / 1000);
+  }
+
+  // Inclusive time of Relaygram functions: a function counts once per stack even when
+  // it recurses, so nested calls are not added twice.
+  const inclusive = new Map<string, number>();
+  const root = profile.nodes[0];
+  const totalOf = new Map<number, number>();
+  const visit = (node: ProfileNode, onStack: Set<string>): number => {
+    let total = selfUs.get(node.id) ?? 0;
+    const key = keyOf(node);
+    const own = /(?:^|\/)(libs|apps)\//.test(shortUrl(node.callFrame.url)) && !onStack.has(key);
+    if (own) onStack.add(key);
+    for (const childId of node.children ?? []) {
+      const child = byId.get(childId);
+      if (child) total += visit(child, onStack);
+    }
+    if (own) {
+      onStack.delete(key);
+      inclusive.set(key, (inclusive.get(key) ?? 0) + total / 1000);
+    }
+    totalOf.set(node.id, total);
+    return total;
+  };
+  if (root) visit(root, new Set());
+
+  return {
+    file,
+    totalMs: totalUs / 1000,
+    idleMs: idleUs / 1000,
+    selfByFunction: top(selfByFunction, 20).filter(([k]) => k !== '(idle)'),
+    selfByModule: top(selfByModule, 12).filter(([k]) => k !== '(idle)'),
+    inclusiveRelaygram: top(inclusive, 15),
+  };
+}
+
+export function formatProfile(report: ProfileReport): string {
+  const busy = report.totalMs - report.idleMs;
+  const pct = (ms: number) => `${((ms / Math.max(busy, 1)) * 100).toFixed(1).padStart(5)}%`;
+  const lines = [
+    `${report.file}: ${Math.round(busy)} ms busy of ${Math.round(report.totalMs)} ms sampled`,
+    '  self time by module:',
+    ...report.selfByModule.map(([k, ms]) => `    ${pct(ms)}  ${k}`),
+    '  self time by function:',
+    ...report.selfByFunction.slice(0, 15).map(([k, ms]) => `    ${pct(ms)}  ${k}`),
+    '  Relaygram functions, callees included:',
+    ...report.inclusiveRelaygram.map(([k, ms]) => `    ${pct(ms)}  ${k}`),
+  ];
+  return lines.join('\n');
+}
+
+/** The hot spots of every .cpuprofile in a directory (percentages of busy time). */
+export function summarizeProfiles(dir: string): string {
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .sort();
+  if (!files.length) return `no profiles in ${dir}`;
+  return [
+    `CPU profiles in ${dir}:`,
+    ...files.map((file) => {
+      try {
+        const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
+        return formatProfile(analyzeProfile(profile, file));
+      } catch (error) {
+        return `${file}: unreadable (${error instanceof Error ? error.message : String(error)})`;
+      }
+    }),
+  ].join('\n\n');
+}

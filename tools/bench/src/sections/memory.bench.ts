@@ -1,0 +1,2 @@
+import type { BenchContext } from '../harness/bench-context';
+export async function memoryBench(_ctx: BenchContext): Promise<void> {}
