@@ -23,6 +23,18 @@ end
 return 0
 `;
 
+/**
+ * KEYS[1] webhook lock; ARGV[1] fingerprint of the settings, ARGV[2] TTL ms. Returns 1
+ * (and stores the fingerprint) unless the same settings were claimed within the TTL:
+ * replicas starting together call setWebhook once, while a reload that changes the
+ * settings claims at once rather than waiting for an older claim to expire.
+ */
+const CLAIM_SETTINGS_LUA = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`;
+
 /** KEYS[1] lock; ARGV[1] token. Deletes the lock only if it is still ours. */
 const UNLOCK_LUA = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -38,6 +50,7 @@ export interface IngressScripts {
   rgLeaseSaveOffset: Script;
   rgPollerState: Script;
   rgClaimPeriod: Script;
+  rgClaimSettings: Script;
   rgUnlock: Script;
 }
 
@@ -50,6 +63,7 @@ const SCRIPTS: Record<keyof IngressScripts, string> = {
   rgLeaseSaveOffset: SAVE_OFFSET_LUA,
   rgPollerState: POLLER_STATE_LUA,
   rgClaimPeriod: CLAIM_PERIOD_LUA,
+  rgClaimSettings: CLAIM_SETTINGS_LUA,
   rgUnlock: UNLOCK_LUA,
 };
 

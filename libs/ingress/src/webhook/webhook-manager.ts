@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   Inject,
   Injectable,
@@ -20,6 +19,7 @@ import {
   displayUrl,
   setWebhookParams,
   webhookSettingsChanged,
+  webhookSettingsFingerprint,
   type WebhookInfo,
 } from './webhook-settings';
 
@@ -38,9 +38,10 @@ function message(error: unknown): string {
 /**
  * Keeps Telegram's webhook of every `mode: webhook, manage: true` bot as configured.
  *
- * At start (and when a reload changes a bot's webhook settings) one replica at a time,
- * under the bot's `webhookLock`, calls setWebhook with the configured URL, secret,
- * allowed_updates and max_connections, never dropping pending updates. Then
+ * At start (and when a reload changes a bot's webhook settings) one replica, the one
+ * that claims the settings in the bot's `webhookLock`, calls setWebhook with the
+ * configured URL, secret, allowed_updates and max_connections, never dropping pending
+ * updates. Then
  * getWebhookInfo is read once per period by whichever replica claims the period in the
  * bot's state hash, and the answer is stored there, so every replica's /healthz shows
  * it. Drift is reported, not repaired: a URL set by hand (or by an old deployment) is an
@@ -126,21 +127,24 @@ export class WebhookManager implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  /** Calls setWebhook under the bot's lock; true when this replica did (then info is fresh). */
+  /**
+   * Calls setWebhook unless another replica claimed the same settings within the lock
+   * TTL; true when this replica called it (the info is then fresh). A failure frees the
+   * claim, and this replica retries after `setRetryMs`.
+   */
   private async setWebhook(bot: BotConfig, entry: ManagedBot): Promise<boolean> {
     const lockKey = this.ctx.keys.webhookLock(bot.id);
     const stateKey = this.ctx.keys.botState(bot.id);
-    const token = randomUUID();
+    const fingerprint = webhookSettingsFingerprint(bot);
     try {
-      const locked = await this.redis.set(
+      const claimed = await this.redis.rgClaimSettings(
+        1,
         lockKey,
-        token,
-        'PX',
+        fingerprint,
         this.options.webhook.lockTtlMs,
-        'NX',
       );
-      if (locked !== 'OK') {
-        // Another replica is setting it right now, from the same config.
+      if (claimed !== 1) {
+        // Another replica is setting (or just set) these very settings.
         entry.needsSet = false;
         return false;
       }
@@ -151,17 +155,16 @@ export class WebhookManager implements OnApplicationBootstrap, OnModuleDestroy {
     }
     try {
       const client = this.clients.get(bot.id);
-      if (!client) return false;
+      if (!client) throw new Error('no Telegram client for this bot');
       await client.call('setWebhook', setWebhookParams(bot));
     } catch (error) {
       entry.nextSetAt = Date.now() + this.options.webhook.setRetryMs;
       const problem = `setWebhook failed: ${message(error)}`;
       this.logger.error({ bot: bot.id }, problem);
+      await this.redis.rgUnlock(1, lockKey, fingerprint).catch(() => 0);
       await this.redis.hset(stateKey, BotStateField.WebhookSetError, problem).catch(() => 0);
       this.metrics.botHealthy.labels(bot.id).set(0);
       return false;
-    } finally {
-      await this.redis.rgUnlock(1, lockKey, token).catch(() => 0);
     }
     entry.needsSet = false;
     this.logger.info(

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { BotConfig } from '@relaygram/config';
 
 /** Telegram's getWebhookInfo answer. */
@@ -30,6 +31,17 @@ export function setWebhookParams(bot: BotConfig): Record<string, unknown> {
     max_connections: bot.webhook.maxConnections,
     drop_pending_updates: false,
   };
+}
+
+/**
+ * Identifies what setWebhook would send (token included), for the lock that keeps
+ * replicas from sending the same settings at once. A digest, so the secret is not
+ * stored in Redis.
+ */
+export function webhookSettingsFingerprint(bot: BotConfig): string {
+  return createHash('sha256')
+    .update(JSON.stringify([bot.token.reveal(), setWebhookParams(bot)]))
+    .digest('base64url');
 }
 
 /** Whether two configs of a bot need setWebhook called again. */

@@ -1,0 +1,42 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+const REPO = join(__dirname, '..', '..', '..', '..');
+const MAIN = join(REPO, 'apps', 'cli', 'src', 'main.ts');
+
+export interface CliRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `relaygram ...` from its sources in a child process, asynchronously: the
+ * emulator and the ingress it talks to run in this process and must keep answering.
+ */
+export function relaygram(args: string[], env: Record<string, string>): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ['-r', require.resolve('@swc-node/register'), MAIN, ...args],
+      {
+        cwd: REPO,
+        env: {
+          PATH: process.env.PATH ?? '',
+          SWC_NODE_PROJECT: join(REPO, 'tsconfig.base.json'),
+          ...env,
+        },
+      },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.once('error', reject);
+    child.once('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
+}

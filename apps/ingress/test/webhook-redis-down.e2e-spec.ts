@@ -1,0 +1,73 @@
+import { startRedisServer, type LocalRedis } from '@relaygram/queue';
+import { TelegramEmulator } from '@relaygram/testing';
+import { eventually, TestInstall, webhookSecret } from './support/test-install';
+
+/**
+ * Runs against a redis-server of its own, started here on a free port, so stopping it
+ * mid-test leaves the shared test Redis alone.
+ */
+describe('webhook adapter while Redis is away', () => {
+  let redis: LocalRedis;
+  let emulator: TelegramEmulator;
+  let install: TestInstall;
+  const secret = webhookSecret();
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    emulator = await TelegramEmulator.start();
+    install = new TestInstall(
+      {
+        apiBase: emulator.apiRoot,
+        bots: [
+          {
+            id: 'shop',
+            mode: 'webhook',
+            token: emulator.addBot({ username: 'shop_bot' }).token,
+            username: 'shop_bot',
+            webhook: { url: 'https://relay.example/webhooks/telegram/shop', secret },
+          },
+        ],
+        routes: [{ name: 'site' }],
+      },
+      redis.url,
+    );
+    await install.ready();
+  });
+  afterAll(async () => {
+    await install.cleanup();
+    await redis.stop();
+    await emulator.stop();
+  });
+
+  it('answers 503 without Retry-After while Redis is down, and 202 again once it is back', async () => {
+    const ingress = await install.start();
+    const post = (updateId: number) =>
+      ingress.post(
+        '/webhooks/telegram/shop',
+        JSON.stringify({ update_id: updateId, message: { text: 'hi', chat: { id: 1 } } }),
+        { 'x-telegram-bot-api-secret-token': secret },
+      );
+    expect((await post(1)).status).toBe(202);
+
+    const port = Number(new URL(redis.url).port);
+    await redis.stop();
+    const down = await post(2);
+    expect(down.status).toBe(503);
+    expect(down.headers['retry-after']).toBeUndefined();
+    expect(down.json).toEqual({
+      error: 'Redis is unreachable: the update was not stored (Telegram retries)',
+    });
+    expect((await ingress.healthz()).status).toBe(503);
+
+    // Telegram's retry after Redis is back is accepted.
+    redis = await startRedisServer({ port });
+    const back = await eventually(
+      async () => {
+        const res = await post(2);
+        return res.status === 202 ? res : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 100, what: '202 once Redis is back' },
+    );
+    expect(back.json).toEqual({ status: 'queued', deliveries: 1 });
+  });
+});
