@@ -39,17 +39,23 @@ function requireReceiver(): RecordingReceiver {
   return receiver;
 }
 
-/** Resolves once `count` requests arrived in total, with the first and last arrival times. */
+/**
+ * Resolves once `count` requests arrived in total, with the first and last arrival
+ * times; or when nothing arrived for `stallMs`, or at `timeoutMs`, with what came.
+ */
 async function expect({
   count,
   timeoutMs,
+  stallMs = timeoutMs,
 }: {
   count: number;
   timeoutMs: number;
+  stallMs?: number;
 }): Promise<{ count: number; firstAt?: number; lastAt?: number; timedOut: boolean }> {
   const rx = requireReceiver();
-  const deadline = Date.now() + timeoutMs;
+  const started = Date.now();
   let seen = rx.count;
+  let progressAt = started;
   return new Promise((resolve) => {
     const poll = setInterval(() => {
       const now = rx.count;
@@ -58,9 +64,10 @@ async function expect({
         if (seen === 0 && firstAt === undefined) firstAt = at;
         lastAt = at;
         seen = now;
+        progressAt = Date.now();
       }
-      const timedOut = Date.now() > deadline;
-      if (now >= count || timedOut) {
+      const stalled = Date.now() - progressAt > stallMs || Date.now() - started > timeoutMs;
+      if (now >= count || stalled) {
         clearInterval(poll);
         resolve({ count: now, firstAt, lastAt, timedOut: now < count });
       }
