@@ -33,12 +33,9 @@ export function assessWebhookInfo(
   if (info.url !== configuredUrl) {
     const where =
       info.url === ''
-        ? 'no webhook is set at Telegram'
-        : `Telegram sends updates to ${displayUrl(info.url)}`;
-    return {
-      healthy: false,
-      problem: `${where}, not to the configured ${displayUrl(configuredUrl)}${errorText}`,
-    };
+        ? `no webhook is set at Telegram; the configured URL is ${displayUrl(configuredUrl)}`
+        : `Telegram sends updates to ${displayUrl(info.url)}, not to the configured ${displayUrl(configuredUrl)}`;
+    return { healthy: false, problem: `${where}${errorText}` };
   }
   if (recentError) {
     return { healthy: false, problem: `${lastError} (${pending} updates pending at Telegram)` };
