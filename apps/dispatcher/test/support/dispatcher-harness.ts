@@ -174,8 +174,11 @@ export class DispatcherHarness {
     };
   }
 
-  /** A dispatcher in this process; logs are parsed into `logs`. */
-  async start(options: DispatcherModuleOptions = {}): Promise<RunningApp> {
+  /**
+   * A dispatcher in this process; its log lines are parsed into `logs`, each tagged with
+   * `instance` (the name given here) to tell several dispatchers apart.
+   */
+  async start(options: DispatcherModuleOptions = {}, instance = 'a'): Promise<RunningApp> {
     const logs = this.logs;
     let pending = '';
     const destination = new Writable({
@@ -185,7 +188,7 @@ export class DispatcherHarness {
         while (newline >= 0) {
           const line = pending.slice(0, newline);
           pending = pending.slice(newline + 1);
-          if (line.trim()) logs.push(JSON.parse(line) as LogLine);
+          if (line.trim()) logs.push({ ...(JSON.parse(line) as LogLine), instance });
           newline = pending.indexOf('\n');
         }
         done();

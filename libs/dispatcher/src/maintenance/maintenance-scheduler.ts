@@ -81,7 +81,6 @@ export class MaintenanceScheduler {
         connection: this.#connection,
         prefix: this.ctx.keys.bullPrefix,
         concurrency: 1,
-        skipVersionCheck: true,
       },
     );
     this.#worker.on('error', (error) =>

@@ -83,7 +83,8 @@ export class DeliveryWorkers {
         maxStalledCount: DRAIN_MAX_STALLED_COUNT,
         stalledInterval: this.settings.stalledIntervalMs,
         autorun: false,
-        skipVersionCheck: true,
+        // Not skipVersionCheck: without the version BullMQ assumes a Redis that blocks
+        // in whole seconds, and delayed retries wake up to a second late.
       },
     );
     worker.on('error', (error) =>

@@ -1,0 +1,166 @@
+import { readRouteStats } from '@relaygram/queue';
+import { RecordingReceiver, type Delivery } from '@relaygram/testing';
+import { DispatcherHarness, eventually, messageUpdate } from './support/dispatcher-harness';
+
+const updateIdOf = (d: Delivery) => Number(d.headers['x-telegram-update-id']);
+const ok = (d: Delivery) => d.status >= 200 && d.status <= 299;
+
+/** Update ids in the order of their first arrival. */
+function firstArrivals(deliveries: readonly Delivery[]): number[] {
+  const seen = new Set<number>();
+  const order: number[] = [];
+  for (const d of deliveries) {
+    const id = updateIdOf(d);
+    if (!seen.has(id)) {
+      seen.add(id);
+      order.push(id);
+    }
+  }
+  return order;
+}
+
+describe('dispatcher: ordering', () => {
+  let h: DispatcherHarness;
+  let receiver: RecordingReceiver;
+
+  beforeEach(async () => {
+    h = await DispatcherHarness.create('ordering');
+    receiver = await RecordingReceiver.start();
+  });
+
+  afterEach(async () => {
+    await h.cleanup();
+    await receiver.stop();
+  });
+
+  it('strict: a retried update holds its lane, in acceptance order; another route on the bot does not wait', async () => {
+    h.writeConfig(`
+routes:
+  - name: site
+    target_url: ${receiver.url}/site
+    ordering: strict
+    retry: { backoff_cap: 1s }
+  - name: audit
+    target_url: ${receiver.url}/audit
+`);
+    // Acceptance order, not update_id order (Telegram may restart ids at a random value).
+    const ids = [901, 902, 903, 1, 2];
+    let failures = 0;
+    receiver.respondWith((d) =>
+      d.path === '/site' && updateIdOf(d) === 902 && failures++ < 3
+        ? { status: 503 }
+        : { status: 204 },
+    );
+    await h.start();
+    // Different chats: strict ordering puts all of them in one lane anyway.
+    for (const [i, id] of ids.entries()) await h.enqueue(messageUpdate(id, 10 + i));
+
+    await receiver.waitFor((d) => d.path === '/site' && updateIdOf(d) === 2, {
+      timeoutMs: 15_000,
+    });
+    const site = receiver.deliveries.filter((d) => d.path === '/site');
+    expect(site.map(updateIdOf)).toEqual([901, 902, 902, 902, 902, 903, 1, 2]);
+    expect(site.map((d) => d.status)).toEqual([204, 503, 503, 503, 204, 204, 204, 204]);
+
+    const audit = receiver.deliveries.filter((d) => d.path === '/audit');
+    expect(audit.map(updateIdOf).sort()).toEqual([...ids].sort());
+    // All five reached the other route while 902 was still being retried here.
+    const recovered = site.find((d) => updateIdOf(d) === 902 && ok(d))!;
+    expect(Math.max(...audit.map((d) => d.receivedAt))).toBeLessThan(recovered.receivedAt);
+  });
+
+  it('chat: 20 chats x 50 updates with random 5xx and two dispatchers: every update arrives, first arrivals in order per chat, chats in parallel', async () => {
+    h.writeConfig(`
+routes:
+  - name: chats
+    target_url: ${receiver.url}/chats
+    retry: { backoff_cap: 1s, max_consecutive_5xx: 1000 }
+`);
+    const failing = [500, 502, 503];
+    receiver.respondWith(() =>
+      Math.random() < 0.15
+        ? { status: failing[Math.floor(Math.random() * failing.length)] }
+        : { status: 204 },
+    );
+    await h.start({}, 'one');
+    await h.start({}, 'two');
+    const byChat = new Map<number, number[]>();
+    for (let n = 0; n < 50; n++) {
+      for (let chat = 1; chat <= 20; chat++) {
+        const id = 10_000 + n * 20 + chat;
+        byChat.set(chat, [...(byChat.get(chat) ?? []), id]);
+        await h.enqueue(messageUpdate(id, chat));
+      }
+    }
+    const delivered = () => new Set(receiver.deliveries.filter(ok).map(updateIdOf)).size;
+    await eventually(() => delivered() === 1000, { timeoutMs: 60_000, what: '1000 deliveries' });
+
+    const firstDone = new Map<number, number>();
+    for (const [chat, ids] of byChat) {
+      const mine = receiver.deliveries.filter((d) => ids.includes(updateIdOf(d)));
+      expect(firstArrivals(mine)).toEqual(ids);
+      const last = mine.find((d) => updateIdOf(d) === ids[ids.length - 1] && ok(d))!;
+      firstDone.set(chat, last.receivedAt);
+    }
+    // In parallel: when the first chat had all its updates, every chat had begun.
+    const earliestFinish = Math.min(...firstDone.values());
+    const started = new Set(
+      receiver.deliveries
+        .filter((d) => d.receivedAt < earliestFinish)
+        .map((d) => (updateIdOf(d) - 10_001) % 20),
+    );
+    expect(started.size).toBe(20);
+    // Both dispatchers took part.
+    const instances = new Set(h.logsMatching('delivered').map((line) => line.instance));
+    expect(instances).toEqual(new Set(['one', 'two']));
+  });
+
+  it('none: a retry does not hold back the updates after it', async () => {
+    h.writeConfig(`
+routes:
+  - name: loose
+    target_url: ${receiver.url}/loose
+    ordering: none
+    retry: { backoff_cap: 1s }
+`);
+    let failed = false;
+    receiver.respondWith((d) => {
+      if (updateIdOf(d) === 1 && !failed) {
+        failed = true;
+        return { status: 503 };
+      }
+      return { status: 204 };
+    });
+    await h.start();
+    for (let id = 1; id <= 5; id++) await h.enqueue(messageUpdate(id, 1));
+    await receiver.waitFor((d) => updateIdOf(d) === 1 && ok(d), { timeoutMs: 10_000 });
+    const okOrder = receiver.deliveries.filter(ok).map(updateIdOf);
+    expect(okOrder.slice(0, 4).sort()).toEqual([2, 3, 4, 5]);
+    expect(okOrder[4]).toBe(1);
+  });
+
+  it('a slow route (2 s answers) does not slow a fast route on the same dispatcher', async () => {
+    h.writeConfig(`
+routes:
+  - name: slow
+    target_url: ${receiver.url}/slow
+    ordering: none
+    concurrency: 2
+  - name: fast
+    target_url: ${receiver.url}/fast
+`);
+    receiver.respondWith((d) =>
+      d.path === '/slow' ? { status: 204, delayMs: 2_000 } : { status: 204 },
+    );
+    await h.start();
+    for (let id = 1; id <= 40; id++) await h.enqueue(messageUpdate(id, id));
+    await eventually(() => receiver.deliveries.filter((d) => d.path === '/fast').length === 40, {
+      timeoutMs: 10_000,
+      what: 'the fast route delivering all 40',
+    });
+    // By then the slow route, with its two slots, had answered a handful at most.
+    const slow = await readRouteStats(h.fixture.ctx, 'slow');
+    expect(slow.delivered).toBeLessThanOrEqual(4);
+    expect(slow.queued).toBeGreaterThanOrEqual(36);
+  });
+});
