@@ -1,0 +1,110 @@
+import { ConfigService } from '@relaygram/config';
+import { DeadReason, drainJobId } from '@relaygram/contracts';
+import { readRouteStats } from '@relaygram/queue';
+import { RecordingReceiver, type Delivery } from '@relaygram/testing';
+import { DispatcherHarness, eventually, messageUpdate, sleep } from './support/dispatcher-harness';
+
+const updateIdOf = (d: Delivery) => Number(d.headers['x-telegram-update-id']);
+
+describe('dispatcher: reconciliation', () => {
+  let h: DispatcherHarness;
+  let receiver: RecordingReceiver;
+
+  beforeEach(async () => {
+    h = await DispatcherHarness.create('reconcile');
+    receiver = await RecordingReceiver.start();
+  });
+
+  afterEach(async () => {
+    await h.cleanup();
+    await receiver.stop();
+  });
+
+  it('restarts a lane whose drain job was deleted by hand, and everything arrives', async () => {
+    h.writeConfig(`
+routes:
+  - name: lost
+    target_url: ${receiver.url}/lost
+    ordering: strict
+    retry: { backoff_cap: 3s }
+`);
+    let first = true;
+    receiver.respondWith(() => {
+      if (first) {
+        first = false;
+        return { status: 429, headers: { 'retry-after': '3' } };
+      }
+      return { status: 204 };
+    });
+    await h.start({ reconcileEveryMs: 500 });
+    const enqueued = [];
+    for (let id = 1; id <= 5; id++) enqueued.push(await h.enqueue(messageUpdate(id, id)));
+    const lane = enqueued[0].deliveries[0].lane;
+    await receiver.waitFor(1);
+
+    // The job now sits in BullMQ's delayed set; an operator deletes it.
+    const queue = h.fixture.scheduler.queue('lost');
+    const gen = (await h.fixture.lanes.generation(lane))!;
+    const jobId = drainJobId(lane, gen);
+    await eventually(async () => (await (await queue.getJob(jobId))?.getState()) === 'delayed', {
+      what: 'the drain job delayed by the retry',
+    });
+    const job = await queue.getJob(jobId);
+    await job!.remove();
+    expect(await queue.getJob(jobId)).toBeUndefined();
+
+    await eventually(() => receiver.deliveries.length === 6, {
+      timeoutMs: 15_000,
+      what: 'the lane restarted and drained',
+    });
+    expect(receiver.deliveries.map(updateIdOf)).toEqual([1, 1, 2, 3, 4, 5]);
+    expect(await h.fixture.lanes.generation(lane)).toBeUndefined();
+    expect(h.logs.some((l) => l.msg === 'lanes reconciled' && Number(l.restarted) >= 1)).toBe(true);
+  });
+
+  it('a route removed by a reload: its worker stops, its deliveries go dead as route_removed, other routes go on', async () => {
+    const config = (withOld: boolean) =>
+      h.writeConfig(`
+routes:
+${
+  withOld
+    ? `  - name: old
+    target_url: ${receiver.url}/old
+    retry: { backoff_cap: 1s }
+`
+    : ''
+}  - name: keep
+    target_url: ${receiver.url}/keep
+`);
+    config(true);
+    receiver.respondWith((d) => (d.path === '/old' ? { status: 503 } : { status: 204 }));
+    const app = await h.start({ reconcileEveryMs: 300, routeRemovedAfterMs: 1_000 });
+    const old: string[] = [];
+    for (let id = 1; id <= 6; id++) {
+      const { deliveries } = await h.enqueue(messageUpdate(id, id % 2));
+      old.push(deliveries.find((d) => d.route === 'old')!.deliveryId);
+    }
+    await receiver.waitFor((d) => d.path === '/old');
+
+    config(false);
+    // SIGHUP re-reads the file with the process environment, where the secrets live.
+    for (const [name, value] of Object.entries(h.env)) process.env[name] = value;
+    const outcome = await app.app.get(ConfigService).reload();
+    expect(outcome).toMatchObject({ ok: true });
+    await eventually(async () => (await h.fixture.dead.countByRoute('old')) === old.length, {
+      timeoutMs: 15_000,
+      what: 'the removed route killed',
+    });
+    for (const id of old) {
+      expect(await h.fixture.dead.get(id)).toMatchObject({ reason: DeadReason.RouteRemoved });
+    }
+    expect(await readRouteStats(h.fixture.ctx, 'old')).toMatchObject({ queued: 0, lanes: 0 });
+    // The closed worker sends nothing more for the removed route.
+    const seen = receiver.deliveries.filter((d) => d.path === '/old').length;
+    await sleep(1_500);
+    expect(receiver.deliveries.filter((d) => d.path === '/old').length).toBe(seen);
+
+    await h.enqueue(messageUpdate(100, 1));
+    await receiver.waitFor((d) => d.path === '/keep' && updateIdOf(d) === 100);
+  });
+});
