@@ -16,6 +16,7 @@ describe('dispatcher: reconciliation', () => {
   });
 
   afterEach(async () => {
+    for (const name of Object.keys(h.env)) delete process.env[name];
     await h.cleanup();
     await receiver.stop();
   });
