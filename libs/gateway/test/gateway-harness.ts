@@ -6,7 +6,11 @@ import { Writable } from 'node:stream';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { LogLevel } from '@relaygram/config';
 import { CoreModule, startApp, type BootContext, type RunningApp } from '@relaygram/observability';
-import { TelegramEmulator, type BotIdentity } from '@relaygram/testing';
+import {
+  TelegramEmulator,
+  type BotIdentity,
+  type TelegramEmulatorOptions,
+} from '@relaygram/testing';
 import { GatewayModule, type GatewayOptions } from '../src';
 
 export interface HarnessOptions {
@@ -15,9 +19,10 @@ export interface HarnessOptions {
   /** Leave `default: true` off every bot (the bot-less paths then answer 404). */
   noDefaultBot?: boolean;
   /** Another API base than the emulator (an unreachable port, a proxy). */
-  apiBase?: (emulator: TelegramEmulator) => string;
+  apiBase?: (emulator: TelegramEmulator) => string | Promise<string>;
   /** Extra modules beside the gateway (a stand-in for another feature). */
   extraModules?: DynamicModule['imports'];
+  emulator?: TelegramEmulatorOptions;
 }
 
 export interface GatewayHarness {
@@ -59,7 +64,7 @@ export function clientToken(): string {
 
 /** The emulator, a config naming three of its bots and two clients, and the gateway app. */
 export async function startGatewayHarness(options: HarnessOptions = {}): Promise<GatewayHarness> {
-  const emulator = await TelegramEmulator.start();
+  const emulator = await TelegramEmulator.start(options.emulator);
   const main = emulator.addBot({ username: 'main_test_bot' });
   const other = emulator.addBot({ username: 'other_test_bot' });
   const lonely = emulator.addBot({ username: 'lonely_test_bot' });
@@ -67,7 +72,7 @@ export async function startGatewayHarness(options: HarnessOptions = {}): Promise
   const narrowToken = clientToken();
   const dir = await mkdtemp(join(tmpdir(), 'relaygram-gateway-'));
   const configPath = join(dir, 'relaygram.yaml');
-  const apiBase = options.apiBase?.(emulator) ?? emulator.apiRoot;
+  const apiBase = (await options.apiBase?.(emulator)) ?? emulator.apiRoot;
   await writeFile(
     configPath,
     [
