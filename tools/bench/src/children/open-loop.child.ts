@@ -27,6 +27,11 @@ async function run(spec: OpenLoopSpec): Promise<OpenLoopResult> {
   let failed = 0;
   let skipped = 0;
   let inFlight = 0;
+  const failures: Record<string, number> = {};
+  const fail = (what: string) => {
+    failed++;
+    failures[what] = (failures[what] ?? 0) + 1;
+  };
   let nextId = spec.firstId;
 
   const sendOne = async () => {
@@ -41,10 +46,10 @@ async function run(spec: OpenLoopSpec): Promise<OpenLoopResult> {
         ok++;
         latencies.add(wallClockMs() - stamp);
       } else {
-        failed++;
+        fail(String(res.statusCode));
       }
-    } catch {
-      failed++;
+    } catch (error) {
+      fail((error as { code?: string }).code ?? 'error');
     } finally {
       inFlight--;
     }
@@ -78,6 +83,7 @@ async function run(spec: OpenLoopSpec): Promise<OpenLoopResult> {
     ok,
     failed,
     skipped,
+    failures,
     durationMs,
     latencies: Float64Array.from(latencies.toArray()),
     idsUsed: nextId - spec.firstId,

@@ -48,6 +48,8 @@ export interface OpenLoopResult {
   failed: number;
   /** Due but not sent because maxInFlight requests were already waiting. */
   skipped: number;
+  /** Failed requests by HTTP status or error code. */
+  failures: Record<string, number>;
   durationMs: number;
   latencies: Float64Array;
   idsUsed: number;

@@ -1,2 +1,284 @@
-import type { BenchContext } from '../harness/bench-context';
-export async function endToEndBench(_ctx: BenchContext): Promise<void> {}
+import { BenchChild } from '../harness/bench-child';
+import { sleep, type BenchContext } from '../harness/bench-context';
+import type { OpenLoopResult, OpenLoopSpec } from '../harness/load-spec';
+import { CpuWindow, RssSampler } from '../harness/proc-stats';
+import { deleteKeys } from '../harness/redis-target';
+import { RelaygramInstall, secret, type AppProcess } from '../harness/relaygram-install';
+import type { UpdateStream } from '../harness/update-factory';
+import { failedRow, row } from '../report/results';
+import { Samples } from '../stats/percentiles';
+import { judgeStep, sustainableRate, type DepthSample, type StepJudgement } from '../stats/ramp';
+import { firstLine } from './ingress.bench';
+
+const SECTION = '3 end to end';
+const BOT = 'bench-bot';
+const ROUTE = 'e2e';
+const RATE = 2000;
+const CHATS = 1000;
+/** Telegram opens at most 100 connections to a webhook (max_connections). */
+const MAX_IN_FLIGHT = 100;
+const RAMP = [1000, 2000, 3000, 4000, 5000, 6000, 8000, 10000];
+
+/**
+ * Section 3: the whole path, webhook POST to the receiver, with the ingress and
+ * dispatcher apps, the load generator, the receiver and Redis all on this machine.
+ * First a fixed 2,000 updates/s (latency from the POST's send time, stamped into the
+ * update, to its arrival); then a ramp of rising rates, each judged by whether the
+ * queue kept from growing (see stats/ramp.ts).
+ */
+export async function endToEndBench(ctx: BenchContext): Promise<void> {
+  const { quick } = ctx.options;
+  const fixedSec = quick ? 30 : 60;
+  const stepSec = quick ? 3 : 10;
+  const prefix = `${ctx.runPrefix}-e2e`;
+  const webhookSecret = secret();
+  const stream: UpdateStream = { firstId: 1, chats: CHATS };
+  const children: BenchChild[] = [];
+  let install: RelaygramInstall | undefined;
+  try {
+    const receiver = await BenchChild.start('receiver');
+    children.push(receiver);
+    const { url: receiverUrl } = await receiver.call<{ url: string }>('start', { mode: 'latency' });
+    install = new RelaygramInstall(
+      prefix,
+      ctx.redis.url,
+      ctx.emulator.apiRoot,
+      {
+        id: BOT,
+        token: ctx.emulator.bot.token,
+        username: ctx.emulator.bot.username,
+        webhookSecret,
+      },
+      [{ name: ROUTE, targetUrl: `${receiverUrl}/telegram/updates`, ordering: 'chat' }],
+    );
+    let ingress: AppProcess;
+    let dispatcher: AppProcess;
+    try {
+      ingress = await install.start('ingress', ctx.options.launch, 'e2e-ingress');
+      dispatcher = await install.start('dispatcher', ctx.options.launch, 'e2e-dispatcher');
+    } catch (error) {
+      missAll(ctx, `an app did not start: ${firstLine(error)}`);
+      return;
+    }
+    const generator = await BenchChild.start('open-loop', { name: 'open-loop' });
+    children.push(generator);
+    const depthKey = `${prefix}:bot-stats:${BOT}`;
+    const depth = async () => Number((await ctx.redis.client.hget(depthKey, 'queued')) ?? 0);
+    let nextId = stream.firstId;
+    const spec = (rate: number, durationSec: number): OpenLoopSpec => ({
+      url: `${ingress.url}/webhooks/telegram/${BOT}`,
+      headers: { 'x-telegram-bot-api-secret-token': webhookSecret },
+      stream,
+      firstId: nextId,
+      rate,
+      durationSec,
+      maxInFlight: MAX_IN_FLIGHT,
+    });
+    const drain = async (timeoutMs: number) => {
+      const deadline = Date.now() + timeoutMs;
+      while ((await depth()) > 0) {
+        if (Date.now() > deadline) return false;
+        await sleep(100);
+      }
+      return true;
+    };
+
+    // Warm-up: JIT, connection pools, lanes.
+    ctx.log('e2e: warming up (3 s at 1000/s)');
+    const warm = await generator.call<OpenLoopResult>('run', spec(1000, 3));
+    nextId += warm.idsUsed;
+    if (warm.ok === 0) {
+      missAll(ctx, `no webhook POST was accepted during warm-up (${warm.failed} failed)`);
+      ctx.log(ingress.logTail());
+      return;
+    }
+    await drain(30_000);
+    await sleep(500);
+    await receiver.call('reset');
+
+    ctx.log(`e2e: ${RATE}/s for ${fixedSec} s`);
+    const rss = new RssSampler([ingress.pid, dispatcher.pid]).start();
+    const pids = [ingress.pid, dispatcher.pid, ...(ctx.redis.pid ? [ctx.redis.pid] : [])];
+    const cpu = new CpuWindow(pids).start();
+    const fixed = await generator.call<OpenLoopResult>('run', spec(RATE, fixedSec));
+    nextId += fixed.idsUsed;
+    const drained = await drain(30_000);
+    const used = cpu.stop();
+    const peaks = rss.stop();
+    ctx.rss.ingress = Math.max(ctx.rss.ingress ?? 0, peaks.get(ingress.pid) ?? 0);
+    ctx.rss.dispatcher = Math.max(ctx.rss.dispatcher ?? 0, peaks.get(dispatcher.pid) ?? 0);
+    await sleep(500);
+    const { received, latencies } = await receiver.call<{
+      received: number;
+      latencies: Float64Array;
+    }>('takeLatencies');
+    const lat = new Samples(latencies.length);
+    lat.addAll(latencies);
+    const e2e = lat.summary();
+    const answer = new Samples(fixed.latencies.length);
+    answer.addAll(fixed.latencies);
+    const problems = [
+      fixed.failed > 0 && `${fixed.failed} POSTs failed (${describeFailures(fixed.failures)})`,
+      fixed.skipped > 0 && `${fixed.skipped} POSTs not sent when due (${MAX_IN_FLIGHT} in flight)`,
+      !drained && 'the queue did not drain within 30 s after the load',
+      received < fixed.ok && `${fixed.ok - received} accepted updates not received`,
+    ].filter(Boolean);
+    const note = problems.length ? problems.join('; ') : undefined;
+    ctx.rows.push(
+      row({
+        section: SECTION,
+        name: `p50 POST to receipt (${RATE}/s)`,
+        unit: 'ms',
+        value: e2e.p50,
+        target: { kind: 'at-most', max: 5, unit: 'ms' },
+        note,
+      }),
+      row({
+        section: SECTION,
+        name: `p99 POST to receipt (${RATE}/s)`,
+        unit: 'ms',
+        value: e2e.p99,
+        target: { kind: 'at-most', max: 50, unit: 'ms' },
+      }),
+      row({ section: SECTION, name: 'max POST to receipt', unit: 'ms', value: e2e.max }),
+      row({
+        section: SECTION,
+        name: 'p99 webhook answer',
+        unit: 'ms',
+        value: answer.summary().p99,
+      }),
+    );
+    const perUpdate = (pid: number) => {
+      const micros = used.get(pid);
+      return micros === undefined || fixed.ok === 0 ? undefined : micros / fixed.ok;
+    };
+    ctx.rows.push(
+      row({
+        section: SECTION,
+        name: 'ingress CPU per update',
+        unit: 'µs',
+        value: perUpdate(ingress.pid),
+      }),
+      row({
+        section: SECTION,
+        name: 'dispatcher CPU per update',
+        unit: 'µs',
+        value: perUpdate(dispatcher.pid),
+      }),
+    );
+    if (ctx.redis.pid) {
+      ctx.rows.push(
+        row({
+          section: SECTION,
+          name: 'Redis CPU per update',
+          unit: 'µs',
+          value: perUpdate(ctx.redis.pid),
+        }),
+      );
+    }
+
+    const steps: (StepJudgement & { rate: number })[] = [];
+    for (const rate of RAMP) {
+      if (!(await drain(20_000))) {
+        ctx.log('e2e: ramp stopped: the queue did not drain between steps');
+        break;
+      }
+      ctx.log(`e2e: ramp ${rate}/s for ${stepSec} s`);
+      const samples: DepthSample[] = [];
+      const stepStart = Date.now();
+      const sampler = setInterval(() => {
+        void depth().then(
+          (d) => samples.push({ t: Date.now() - stepStart, depth: d }),
+          () => undefined,
+        );
+      }, 250);
+      const result = await generator.call<OpenLoopResult>('run', spec(rate, stepSec));
+      clearInterval(sampler);
+      samples.push({ t: Date.now() - stepStart, depth: await depth() });
+      nextId += result.idsUsed;
+      const judged = judgeStep({
+        rate,
+        durationMs: result.durationMs,
+        accepted: result.ok,
+        failed: result.failed + result.skipped,
+        depth: samples,
+      });
+      if (result.failed) judged.reasons.push(`failures: ${describeFailures(result.failures)}`);
+      if (result.skipped) judged.reasons.push(`${result.skipped} not sent when due`);
+      steps.push({ ...judged, rate });
+      ctx.log(
+        `e2e: ${rate}/s: ${judged.sustainable ? 'sustained' : `not sustained (${judged.reasons.join(', ')})`}`,
+      );
+      if (!judged.sustainable) break;
+    }
+    const sustainable = sustainableRate(steps);
+    const failedStep = steps.find((s) => !s.sustainable);
+    ctx.rows.push(
+      row({
+        section: SECTION,
+        name: 'sustainable rate (ramp)',
+        unit: 'updates/s',
+        value: sustainable,
+        target: { kind: 'at-least', min: 4000, unit: 'updates/s' },
+        note: failedStep ? `${failedStep.rate}/s: ${failedStep.reasons.join(', ')}` : undefined,
+      }),
+    );
+    ctx.details.endToEnd = {
+      fixed: {
+        rate: RATE,
+        seconds: fixedSec,
+        sent: fixed.sent,
+        accepted: fixed.ok,
+        failed: fixed.failed,
+        skipped: fixed.skipped,
+        received,
+        postToReceiptMs: e2e,
+        webhookAnswerMs: answer.summary(),
+      },
+      ramp: steps,
+      peakRssBytes: { ingress: ctx.rss.ingress, dispatcher: ctx.rss.dispatcher },
+    };
+  } finally {
+    await Promise.all(children.map((c) => c.stop()));
+    await install?.close();
+    await deleteKeys(ctx.redis.client, prefix);
+  }
+}
+
+function describeFailures(failures: Record<string, number>): string {
+  return Object.entries(failures)
+    .map(([what, n]) => `${n} x ${what}`)
+    .join(', ');
+}
+
+function missAll(ctx: BenchContext, reason: string): void {
+  ctx.rows.push(
+    failedRow(
+      {
+        section: SECTION,
+        name: `p50 POST to receipt (${RATE}/s)`,
+        unit: 'ms',
+        target: { kind: 'at-most', max: 5, unit: 'ms' },
+      },
+      reason,
+    ),
+    failedRow(
+      {
+        section: SECTION,
+        name: `p99 POST to receipt (${RATE}/s)`,
+        unit: 'ms',
+        target: { kind: 'at-most', max: 50, unit: 'ms' },
+      },
+      reason,
+    ),
+    failedRow(
+      {
+        section: SECTION,
+        name: 'sustainable rate (ramp)',
+        unit: 'updates/s',
+        target: { kind: 'at-least', min: 4000, unit: 'updates/s' },
+      },
+      reason,
+    ),
+  );
+}

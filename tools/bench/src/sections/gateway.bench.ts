@@ -1,2 +1,251 @@
+import { randomBytes } from 'node:crypto';
+import { request } from 'undici';
+import { BenchChild } from '../harness/bench-child';
 import type { BenchContext } from '../harness/bench-context';
-export async function gatewayBench(_ctx: BenchContext): Promise<void> {}
+import type { LoadResult } from '../harness/load-spec';
+import { CpuWindow, RssSampler } from '../harness/proc-stats';
+import { RelaygramInstall, secret, type AppProcess } from '../harness/relaygram-install';
+import { failedRow, row } from '../report/results';
+import { Samples } from '../stats/percentiles';
+import { firstLine } from './ingress.bench';
+
+const SECTION = '4 gateway';
+const BOT = 'bench-bot';
+const CONNECTIONS = 50;
+const MESSAGE = JSON.stringify({
+  chat_id: 100000042,
+  text: 'Your order #48213 has shipped. Track it here: https://shop.example/track/48213',
+});
+
+interface Path {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  pid?: number;
+  ok: number;
+  failed: number;
+  durationMs: number;
+  cpuMicros: number;
+  latencies: Samples;
+  /** Response times with one connection: the cost of one call, without queueing. */
+  single: Samples;
+}
+
+/**
+ * Section 4: sendMessage three ways against the same emulator: straight to it (the
+ * baseline), through the gateway's REST API (`messages/send`), and through its Bot API
+ * drop-in. Throughput with 50 connections; added latency from the median of one
+ * connection's calls, where no request waits behind another.
+ */
+export async function gatewayBench(ctx: BenchContext): Promise<void> {
+  const { quick } = ctx.options;
+  const warmSec = quick ? 2 : 4;
+  const runSec = quick ? 4 : 8;
+  const singleSec = quick ? 2 : 5;
+  const rounds = quick ? 1 : 3;
+  const clientToken = randomBytes(24).toString('base64url');
+  const { bot, apiRoot } = ctx.emulator;
+  const install = new RelaygramInstall(
+    `${ctx.runPrefix}-gateway`,
+    ctx.redis.url,
+    apiRoot,
+    { id: BOT, token: bot.token, username: bot.username, webhookSecret: secret() },
+    [],
+    [{ name: 'bench-client', token: clientToken }],
+  );
+  const children: BenchChild[] = [];
+  try {
+    let gateway: AppProcess;
+    try {
+      gateway = await install.start('gateway', ctx.options.launch);
+    } catch (error) {
+      missAll(ctx, `gateway did not start: ${firstLine(error)}`);
+      return;
+    }
+    const load = await BenchChild.start('load', { name: 'autocannon' });
+    children.push(load);
+    const numericId = bot.token.split(':')[0];
+    const json = { 'content-type': 'application/json' };
+    const paths: Path[] = [
+      path('direct', `${apiRoot}/bot${bot.token}/sendMessage`, json, ctx.emulator.child.pid),
+      path(
+        'messages/send',
+        `${gateway.url}/api/v1/${BOT}/messages/send`,
+        { ...json, 'x-service-token': clientToken },
+        gateway.pid,
+      ),
+      path(
+        'drop-in',
+        `${gateway.url}/bot${numericId}:${clientToken}/sendMessage`,
+        json,
+        gateway.pid,
+      ),
+    ];
+    const [direct, rest, dropIn] = paths;
+
+    const broken = new Map<string, string>();
+    for (const p of paths) {
+      const problem = await probe(p);
+      if (problem) broken.set(p.name, problem);
+    }
+    if (broken.has('direct')) {
+      missAll(ctx, `the emulator itself failed: ${broken.get('direct')}`);
+      return;
+    }
+    const working = paths.filter((p) => !broken.has(p.name));
+    const rss = new RssSampler([gateway.pid]).start();
+
+    for (const p of working) {
+      ctx.log(`gateway: warming ${p.name} up (${warmSec} s)`);
+      await load.call<LoadResult>('run', spec(p, CONNECTIONS, warmSec));
+    }
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 === 0 ? working : [...working].reverse();
+      for (const p of order) {
+        ctx.log(`gateway: round ${round + 1}/${rounds}, ${p.name} (${runSec} s + ${singleSec} s)`);
+        const cpu = new CpuWindow(p.pid === undefined ? [] : [p.pid]).start();
+        const result = await load.call<LoadResult>('run', spec(p, CONNECTIONS, runSec));
+        const used = p.pid === undefined ? undefined : cpu.stop().get(p.pid);
+        p.ok += result.ok;
+        p.failed += result.non2xx + result.errors;
+        p.durationMs += result.durationMs;
+        p.cpuMicros += used ?? Number.NaN;
+        p.latencies.addAll(result.latencies);
+        const single = await load.call<LoadResult>('run', spec(p, 1, singleSec));
+        p.single.addAll(single.latencies);
+      }
+    }
+    ctx.rss.gateway = rss.stop().get(gateway.pid);
+
+    const rps = (p: Path) => (p.durationMs > 0 ? (p.ok * 1000) / p.durationMs : undefined);
+    for (const p of [rest, dropIn]) {
+      const problem = broken.get(p.name);
+      if (problem) {
+        ctx.rows.push(
+          failedRow(
+            {
+              section: SECTION,
+              name: `${p.name} throughput`,
+              unit: 'req/s',
+              target: { kind: 'ratio-at-least', min: 0.7 },
+            },
+            problem,
+          ),
+          failedRow(
+            {
+              section: SECTION,
+              name: `${p.name} added p50`,
+              unit: 'ms',
+              target: { kind: 'added-at-most', max: 1, unit: 'ms' },
+            },
+            problem,
+          ),
+        );
+        continue;
+      }
+      ctx.rows.push(
+        row({
+          section: SECTION,
+          name: `${p.name} throughput (${CONNECTIONS} conn.)`,
+          unit: 'req/s',
+          value: rps(p),
+          baseline: rps(direct),
+          baselineName: 'direct',
+          target: { kind: 'ratio-at-least', min: 0.7 },
+          note: p.failed ? `${p.failed} calls failed` : undefined,
+        }),
+        row({
+          section: SECTION,
+          name: `${p.name} p50, 1 conn. (added)`,
+          unit: 'ms',
+          value: p.single.percentile(50),
+          baseline: direct.single.percentile(50),
+          baselineName: 'direct',
+          target: { kind: 'added-at-most', max: 1, unit: 'ms' },
+        }),
+        row({
+          section: SECTION,
+          name: `${p.name} gateway CPU per call`,
+          unit: 'µs',
+          value: p.ok > 0 ? p.cpuMicros / p.ok : undefined,
+        }),
+      );
+    }
+    ctx.details.gateway = paths.map((p) => ({
+      name: p.name,
+      calls: p.ok,
+      failed: p.failed,
+      rps: rps(p),
+      latencyMs: p.latencies.summary(),
+      singleConnectionMs: p.single.summary(),
+      cpuMicrosPerCall: p.ok > 0 ? p.cpuMicros / p.ok : undefined,
+      broken: broken.get(p.name),
+    }));
+  } finally {
+    await Promise.all(children.map((c) => c.stop()));
+    await install.close();
+  }
+}
+
+function path(name: string, url: string, headers: Record<string, string>, pid?: number): Path {
+  return {
+    name,
+    url,
+    headers,
+    body: MESSAGE,
+    pid,
+    ok: 0,
+    failed: 0,
+    durationMs: 0,
+    cpuMicros: 0,
+    latencies: new Samples(1 << 16),
+    single: new Samples(1 << 12),
+  };
+}
+
+function spec(p: Path, connections: number, durationSec: number) {
+  return {
+    url: p.url,
+    headers: p.headers,
+    body: { kind: 'fixed' as const, body: p.body },
+    connections,
+    durationSec,
+  };
+}
+
+async function probe(p: Path): Promise<string | undefined> {
+  try {
+    const res = await request(p.url, { method: 'POST', headers: p.headers, body: p.body });
+    const text = await res.body.text();
+    if (res.statusCode !== 200) return `answered ${res.statusCode} ${text.slice(0, 200)}`;
+    return undefined;
+  } catch (error) {
+    return firstLine(error);
+  }
+}
+
+function missAll(ctx: BenchContext, reason: string): void {
+  for (const name of ['messages/send', 'drop-in']) {
+    ctx.rows.push(
+      failedRow(
+        {
+          section: SECTION,
+          name: `${name} throughput`,
+          unit: 'req/s',
+          target: { kind: 'ratio-at-least', min: 0.7 },
+        },
+        reason,
+      ),
+      failedRow(
+        {
+          section: SECTION,
+          name: `${name} added p50`,
+          unit: 'ms',
+          target: { kind: 'added-at-most', max: 1, unit: 'ms' },
+        },
+        reason,
+      ),
+    );
+  }
+}

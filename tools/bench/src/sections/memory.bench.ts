@@ -1,2 +1,140 @@
-import type { BenchContext } from '../harness/bench-context';
-export async function memoryBench(_ctx: BenchContext): Promise<void> {}
+import { BenchChild } from '../harness/bench-child';
+import { sleep, type BenchContext } from '../harness/bench-context';
+import type { LoadResult } from '../harness/load-spec';
+import { privateRedis, type RedisTarget } from '../harness/redis-target';
+import { RelaygramInstall, secret } from '../harness/relaygram-install';
+import { updateJson, type UpdateStream } from '../harness/update-factory';
+import { failedRow, row } from '../report/results';
+import { firstLine } from './ingress.bench';
+
+const SECTION = '5 memory';
+const BOT = 'bench-bot';
+const MB = 2 ** 20;
+const RSS_LIMIT_MB = 150;
+
+/**
+ * Section 5: the peak RSS of each app under load (sampled by sections 3 and 4), and
+ * what a queued delivery costs in Redis: updates POSTed to the ingress app with no
+ * dispatcher running, on a private redis-server so that INFO memory counts nothing
+ * but them.
+ */
+export async function memoryBench(ctx: BenchContext): Promise<void> {
+  const rssTarget = { kind: 'at-most', max: RSS_LIMIT_MB, unit: 'MB' } as const;
+  for (const app of ['ingress', 'dispatcher', 'gateway'] as const) {
+    const peak = ctx.rss[app];
+    const source = app === 'gateway' ? 'section 4' : 'section 3';
+    ctx.rows.push(
+      peak === undefined
+        ? failedRow(
+            { section: SECTION, name: `${app} peak RSS under load`, unit: 'MB', target: rssTarget },
+            `not sampled (${source} did not run or its app did not start)`,
+          )
+        : row({
+            section: SECTION,
+            name: `${app} peak RSS under load`,
+            unit: 'MB',
+            value: peak / MB,
+            target: rssTarget,
+          }),
+    );
+  }
+  await redisPerDelivery(ctx);
+}
+
+async function redisPerDelivery(ctx: BenchContext): Promise<void> {
+  const pending = ctx.options.quick ? 30_000 : 100_000;
+  const name = `Redis per queued delivery (${pending.toLocaleString('en-US')} pending)`;
+  const stream: UpdateStream = { firstId: 1, chats: 1000 };
+  const payload = Buffer.byteLength(updateJson(stream, stream.firstId + pending / 2));
+  const limit = 2 * payload + 512;
+  const target = { kind: 'at-most', max: limit, unit: 'B' } as const;
+  let redis: RedisTarget | undefined;
+  let install: RelaygramInstall | undefined;
+  let load: BenchChild | undefined;
+  try {
+    redis = await privateRedis();
+    const webhookSecret = secret();
+    install = new RelaygramInstall(
+      `${ctx.runPrefix}-memory`,
+      redis.url,
+      ctx.emulator.apiRoot,
+      {
+        id: BOT,
+        token: ctx.emulator.bot.token,
+        username: ctx.emulator.bot.username,
+        webhookSecret,
+      },
+      [{ name: 'stored', targetUrl: 'http://127.0.0.1:9/unused', ordering: 'chat' }],
+    );
+    let started;
+    try {
+      started = await install.start('ingress', ctx.options.launch, 'memory-ingress');
+    } catch (error) {
+      ctx.rows.push(
+        failedRow(
+          { section: SECTION, name, unit: 'B', target },
+          `ingress did not start: ${firstLine(error)}`,
+        ),
+      );
+      return;
+    }
+    load = await BenchChild.start('load', { name: 'autocannon' });
+    await sleep(1000);
+    const before = await usedMemory(redis);
+    ctx.log(`memory: POSTing ${pending} updates to ingress on a private redis-server`);
+    const result = await load.call<LoadResult>('run', {
+      url: `${started.url}/webhooks/telegram/${BOT}`,
+      headers: { 'x-telegram-bot-api-secret-token': webhookSecret },
+      body: { kind: 'update', stream, firstId: stream.firstId },
+      connections: 50,
+      durationSec: 600,
+      amount: pending,
+    });
+    const queued = Number(
+      (await redis.client.hget(`${install.prefix}:bot-stats:${BOT}`, 'queued')) ?? 0,
+    );
+    const after = await usedMemory(redis);
+    if (queued === 0) {
+      ctx.rows.push(
+        failedRow(
+          { section: SECTION, name, unit: 'B', target },
+          `nothing was queued (${result.non2xx} non-2xx)`,
+        ),
+      );
+      return;
+    }
+    const perDelivery = (after - before) / queued;
+    ctx.rows.push(
+      row({
+        section: SECTION,
+        name,
+        unit: 'B',
+        value: perDelivery,
+        target,
+        note: `payload ${payload} B, limit 2 x payload + 512 = ${limit} B${queued < pending ? `; only ${queued} queued` : ''}`,
+      }),
+    );
+    ctx.details.memory = {
+      rssBytes: ctx.rss,
+      redis: {
+        pending,
+        queued,
+        payloadBytes: payload,
+        usedBefore: before,
+        usedAfter: after,
+        perDelivery,
+        limit,
+      },
+    };
+  } finally {
+    await load?.stop();
+    await install?.close();
+    // A private server: stopping it throws everything away, no key deletion needed.
+    await redis?.stop();
+  }
+}
+
+async function usedMemory(redis: RedisTarget): Promise<number> {
+  const info = await redis.client.info('memory');
+  return Number(/used_memory:(\d+)/.exec(info)?.[1] ?? Number.NaN);
+}
