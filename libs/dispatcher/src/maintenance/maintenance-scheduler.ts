@@ -10,6 +10,7 @@ import type { RelaygramMetrics } from '@relaygram/observability';
 import {
   createRedis,
   readRouteStats,
+  waitForRedis,
   type DeadLetterStore,
   type LaneReconciler,
   type QueueContext,
@@ -91,7 +92,10 @@ export class MaintenanceScheduler {
     );
     this.#timer = setInterval(() => void this.#tick(), this.settings.reconcileEveryMs);
     this.#timer.unref();
-    void this.#tick().then(() => this.reconcileSoon());
+    // The shared connection fails fast while it is still connecting at start.
+    void waitForRedis(this.ctx.redis, this.settings.reconcileEveryMs)
+      .then(() => this.#tick())
+      .then(() => this.reconcileSoon());
   }
 
   /** Reconcile now, in the background (at start, after a reload). */
