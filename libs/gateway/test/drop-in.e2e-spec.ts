@@ -225,6 +225,32 @@ describe('Bot API drop-in', () => {
       }
     });
 
+    it('accepts a method parameter that repeats the path method (Telegraf uploads send one)', async () => {
+      const multipart = streamedMultipart(
+        { chat_id: '1', method: 'senddocument' },
+        {
+          field: 'document',
+          filename: 'a.bin',
+          contentType: 'application/octet-stream',
+          size: 1000,
+        },
+      );
+      const res = await request(`${root}/sendDocument`, {
+        method: 'POST',
+        headers: { 'content-type': multipart.contentType },
+        body: multipart.body,
+      });
+      expect(res.statusCode).toBe(200);
+      await res.body.dump();
+      const json = await post(`${root}/sendMessage`, {
+        chat_id: 1,
+        text: 'x',
+        method: 'sendMessage',
+      });
+      expect(json.status).toBe(200);
+      before += 2;
+    });
+
     it('refuses the test environment path and method names outside ^[A-Za-z]+$', async () => {
       const test = await post(`${root}/test/sendMessage`, { chat_id: 1, text: 'x' });
       expect(test.status).toBe(403);

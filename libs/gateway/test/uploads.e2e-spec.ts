@@ -215,7 +215,7 @@ describe('REST uploads', () => {
     ).toEqual([429]);
   });
 
-  it('uploads through raw/:method, refusing a method field', async () => {
+  it('uploads through raw/:method, refusing a method field that names another method', async () => {
     const res = await upload(
       'main-bot/raw/sendDocument',
       { chat_id: '38', caption: 'raw upload' },
@@ -225,6 +225,12 @@ describe('REST uploads', () => {
     expect(res.body).toMatchObject({ ok: true, result: { caption: 'raw upload' } });
     expect(documents().at(-1)?.params.document).toMatchObject({ sha256: res.sha256() });
 
+    const same = await upload(
+      'main-bot/raw/sendDocument',
+      { chat_id: '38', method: 'sendDocument' },
+      { field: 'document', filename: 'r.txt', contentType: 'text/plain', size: 16 },
+    );
+    expect(same.status).toBe(200);
     const before = documents().length;
     const refused = await upload(
       'main-bot/raw/sendDocument',

@@ -1,7 +1,7 @@
 import { Secret, type BotConfig, type ClientConfig, type RelaygramConfig } from '@relaygram/config';
 import { checkAccess, type AccessRequest } from './access-check';
 import { ClientDirectory } from './client-directory';
-import { hasMethodParameter, isReservedMethod, queryHasMethodParameter } from './method-rules';
+import { hasRedirectingMethod, isReservedMethod, queryRedirectsMethod } from './method-rules';
 
 const SITE_TOKEN = 'site-token-0123456789abcdef';
 const NARROW_TOKEN = 'narrow-token-0123456789abcdef';
@@ -143,12 +143,24 @@ describe('method rules', () => {
     expect(isReservedMethod('closeForumTopic')).toBe(false);
   });
 
-  it('finds a method parameter in keys and query strings, in any case and encoding', () => {
-    expect(hasMethodParameter(['chat_id', 'Method'])).toBe(true);
-    expect(hasMethodParameter(['chat_id', 'methods'])).toBe(false);
-    expect(queryHasMethodParameter('chat_id=1&method=getUpdates')).toBe(true);
-    expect(queryHasMethodParameter('chat_id=1&%6Dethod=getUpdates')).toBe(true);
-    expect(queryHasMethodParameter('chat_id=1&text=method')).toBe(false);
-    expect(queryHasMethodParameter('')).toBe(false);
+  it('finds a method parameter naming another method, in any case and encoding', () => {
+    expect(
+      hasRedirectingMethod(
+        [
+          ['chat_id', 1],
+          ['Method', 'getUpdates'],
+        ],
+        'sendMessage',
+      ),
+    ).toBe(true);
+    expect(hasRedirectingMethod([['method', { x: 1 }]], 'sendMessage')).toBe(true);
+    expect(hasRedirectingMethod([['methods', 'getUpdates']], 'sendMessage')).toBe(false);
+    // Telegraf repeats the path's method in every upload: that changes nothing.
+    expect(hasRedirectingMethod([['method', 'senddocument']], 'sendDocument')).toBe(false);
+    expect(queryRedirectsMethod('chat_id=1&method=getUpdates', 'sendMessage')).toBe(true);
+    expect(queryRedirectsMethod('chat_id=1&%6Dethod=getUpdates', 'sendMessage')).toBe(true);
+    expect(queryRedirectsMethod('chat_id=1&method=sendMessage', 'sendMessage')).toBe(false);
+    expect(queryRedirectsMethod('chat_id=1&text=method', 'sendMessage')).toBe(false);
+    expect(queryRedirectsMethod('', 'sendMessage')).toBe(false);
   });
 });

@@ -13,20 +13,32 @@ export function isReservedMethod(method: string): boolean {
 
 /**
  * Telegram reads a `method` parameter as the method to call (the way webhook replies
- * name theirs), so a body carrying one could run a method other than the one the path
- * names and checks were made for.
+ * name theirs), so a body or query carrying one could run a method other than the one
+ * the path names and the checks were made for. One naming the path's own method
+ * changes nothing, and Telegraf sends exactly that with every upload.
  */
 export function isMethodParameter(name: string): boolean {
   return name.length === 6 && name.toLowerCase() === 'method';
 }
 
-export function hasMethodParameter(names: Iterable<string>): boolean {
-  for (const name of names) if (isMethodParameter(name)) return true;
+/** Whether a `method` parameter with this value would make Telegram call another method. */
+export function redirectsMethod(value: unknown, pathMethod: string): boolean {
+  return typeof value !== 'string' || value.toLowerCase() !== pathMethod.toLowerCase();
+}
+
+/** Any `method` parameter among the entries that names another method than the path's. */
+export function hasRedirectingMethod(
+  entries: Iterable<readonly [string, unknown]>,
+  pathMethod: string,
+): boolean {
+  for (const [name, value] of entries) {
+    if (isMethodParameter(name) && redirectsMethod(value, pathMethod)) return true;
+  }
   return false;
 }
 
-/** `method` in a raw query string (`a=1&method=x`), encoded or not. */
-export function queryHasMethodParameter(query: string): boolean {
+/** The same for a raw query string (`a=1&method=x`), encoded or not. */
+export function queryRedirectsMethod(query: string, pathMethod: string): boolean {
   if (query === '') return false;
-  return hasMethodParameter(new URLSearchParams(query).keys());
+  return hasRedirectingMethod(new URLSearchParams(query), pathMethod);
 }

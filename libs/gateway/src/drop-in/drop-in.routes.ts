@@ -10,9 +10,10 @@ import type {
 import type { StreamedResponse } from '@relaygram/telegram';
 import { checkAccess, type AccessDenial } from '../access/access-check';
 import {
-  hasMethodParameter,
+  hasRedirectingMethod,
   isMethodParameter,
-  queryHasMethodParameter,
+  queryRedirectsMethod,
+  redirectsMethod,
 } from '../access/method-rules';
 import { accessOf, declareAccess, grantAccess } from '../access/request-access';
 import type { GatewayRouteDeps } from '../rest/rest-api.routes';
@@ -42,7 +43,7 @@ const TEST_ENVIRONMENT = dropInError(
 );
 const METHOD_PARAMETER = dropInError(
   400,
-  'Bad Request: parameter "method" is refused; the method is the one in the path',
+  'Bad Request: parameter "method" may only repeat the method in the path',
 );
 const BAD_JSON = dropInError(400, "Bad Request: can't parse JSON object");
 const AMBIGUOUS_BODY = dropInError(400, 'Bad Request: unsupported Content-Type');
@@ -152,7 +153,8 @@ async function handleMethod(
 ): Promise<FastifyReply> {
   const access = accessOf(request);
   const query = rawQuery(request.url);
-  if (queryHasMethodParameter(query)) return refuse(deps, request, reply, METHOD_PARAMETER);
+  if (queryRedirectsMethod(query, access.method))
+    return refuse(deps, request, reply, METHOD_PARAMETER);
   if (request.method === 'GET') {
     return relay(deps, request, reply, () =>
       access.telegram.forward(access.method, { httpMethod: 'GET', query }),
@@ -167,7 +169,8 @@ async function handleMethod(
   if (kind.kind === 'json' || kind.kind === 'form') {
     const body = await readLimited(request.raw, MAX_BUFFERED_BODY);
     if (!body) return refuse(deps, request, reply, TOO_LARGE);
-    const refusal = kind.kind === 'json' ? checkJson(body) : checkForm(body);
+    const refusal =
+      kind.kind === 'json' ? checkJson(body, access.method) : checkForm(body, access.method);
     if (refusal) return refuse(deps, request, reply, refusal);
     return relay(deps, request, reply, () =>
       access.telegram.forward(access.method, { httpMethod: 'POST', query, contentType, body }),
@@ -180,10 +183,11 @@ async function handleMethod(
     return refuse(deps, request, reply, TOO_LARGE);
   }
   let scanner: MultipartNameScanner | undefined;
-  if (kind.kind === 'multipart') scanner = new MultipartNameScanner(kind.boundary);
+  if (kind.kind === 'multipart')
+    scanner = new MultipartNameScanner(kind.boundary, isMethodParameter);
   const gate = new UploadGate(request.raw, {
     limitBytes: limit,
-    inspect: scanner ? (chunk) => inspectMultipart(scanner, chunk) : undefined,
+    inspect: scanner ? (chunk) => inspectMultipart(scanner, chunk, access.method) : undefined,
   });
   return relay(
     deps,
@@ -246,16 +250,24 @@ class MethodFieldError extends Error {
   override readonly name = 'MethodFieldError';
 }
 
-function inspectMultipart(scanner: MultipartNameScanner, chunk: Buffer): Error | undefined {
+function inspectMultipart(
+  scanner: MultipartNameScanner,
+  chunk: Buffer,
+  pathMethod: string,
+): Error | undefined {
   try {
-    const names = scanner.push(chunk);
-    return names.some(isMethodParameter) ? new MethodFieldError('method field') : undefined;
+    for (const part of scanner.push(chunk)) {
+      if (part.value !== undefined && redirectsMethod(part.value, pathMethod)) {
+        return new MethodFieldError('method field');
+      }
+    }
+    return undefined;
   } catch (error) {
     return error instanceof Error ? error : new MultipartScanError('unreadable multipart body');
   }
 }
 
-function checkJson(body: Buffer): DropInAnswer | undefined {
+function checkJson(body: Buffer, pathMethod: string): DropInAnswer | undefined {
   if (body.length === 0) return undefined;
   let value: unknown;
   try {
@@ -264,13 +276,12 @@ function checkJson(body: Buffer): DropInAnswer | undefined {
     return BAD_JSON;
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return BAD_JSON;
-  return hasMethodParameter(Object.keys(value)) ? METHOD_PARAMETER : undefined;
+  return hasRedirectingMethod(Object.entries(value), pathMethod) ? METHOD_PARAMETER : undefined;
 }
 
-function checkForm(body: Buffer): DropInAnswer | undefined {
-  return hasMethodParameter(Object.keys(parseForm(body.toString('utf8'))))
-    ? METHOD_PARAMETER
-    : undefined;
+function checkForm(body: Buffer, pathMethod: string): DropInAnswer | undefined {
+  const fields = parseForm(body.toString('utf8'));
+  return hasRedirectingMethod(Object.entries(fields), pathMethod) ? METHOD_PARAMETER : undefined;
 }
 
 /** The whole body if it has at most `limit` bytes; else undefined, the rest drained. */

@@ -2,45 +2,65 @@ const CRLF = Buffer.from('\r\n');
 const HEADER_END = Buffer.from('\r\n\r\n');
 const DASH_DASH = Buffer.from('--');
 const MAX_HEADER_BYTES = 16 * 1024;
+/** A captured field longer than this is reported without its value. */
+const MAX_CAPTURED_BYTES = 1024;
 
 export class MultipartScanError extends Error {
   override readonly name = 'MultipartScanError';
 }
 
+/**
+ * What the scanner saw complete in a chunk: a part's header (`value` absent), or
+ * the end of a part it was asked to capture (`value` is its text, or null when it
+ * was longer than 1 KB).
+ */
+export interface ScannedPart {
+  name: string;
+  value?: string | null;
+}
+
 type State = 'delimiter' | 'after-delimiter' | 'padding' | 'headers' | 'epilogue';
 
 /**
- * Reads the part names of a multipart/form-data body as it streams past, without
- * holding more than one part header (or a delimiter's length) in memory. The bytes
- * themselves are not changed or kept: the body is relayed as it is, and the caller
- * stops relaying before a chunk that completes a refused part's header.
+ * Reads the part names of a multipart/form-data body as it streams past, and the
+ * values of the parts `capture` asks for, holding no more than one part header (or a
+ * captured value) in memory. The bytes are not changed or kept: the body is relayed as
+ * it is, and the caller stops relaying before a chunk that completes something it
+ * refuses.
  */
 export class MultipartNameScanner {
   readonly #delimiter: Buffer;
+  readonly #capture: (name: string) => boolean;
   #state: State = 'delimiter';
   #carry: Buffer;
+  /** The part being captured: its name and the bytes so far (null once too long). */
+  #captured?: { name: string; bytes: Buffer[]; size: number };
 
-  constructor(boundary: string) {
+  constructor(boundary: string, capture: (name: string) => boolean = () => false) {
     this.#delimiter = Buffer.from(`\r\n--${boundary}`);
+    this.#capture = capture;
     // The first delimiter may open the body without a CRLF before it.
     this.#carry = CRLF;
   }
 
-  /** Names of the parts whose headers ended in this chunk, in order. */
-  push(chunk: Buffer): string[] {
-    const names: string[] = [];
+  push(chunk: Buffer): ScannedPart[] {
+    const found: ScannedPart[] = [];
     let data = this.#carry.length ? Buffer.concat([this.#carry, chunk]) : chunk;
     this.#carry = Buffer.alloc(0);
     for (;;) {
       switch (this.#state) {
         case 'epilogue':
-          return names;
+          return found;
         case 'delimiter': {
           const at = data.indexOf(this.#delimiter);
           if (at === -1) {
-            this.#carry = tail(data, this.#delimiter.length - 1);
-            return names;
+            const keep = Math.min(data.length, this.#delimiter.length - 1);
+            this.#take(data.subarray(0, data.length - keep));
+            this.#carry = Buffer.from(data.subarray(data.length - keep));
+            return found;
           }
+          this.#take(data.subarray(0, at));
+          this.#endPart(found);
           data = data.subarray(at + this.#delimiter.length);
           this.#state = 'after-delimiter';
           break;
@@ -48,7 +68,7 @@ export class MultipartNameScanner {
         case 'after-delimiter': {
           if (data.length < 2) {
             this.#carry = data;
-            return names;
+            return found;
           }
           this.#state = data.subarray(0, 2).equals(DASH_DASH) ? 'epilogue' : 'padding';
           break;
@@ -56,10 +76,11 @@ export class MultipartNameScanner {
         case 'padding': {
           const at = data.indexOf(CRLF);
           if (at === -1) {
-            if (data.length > MAX_HEADER_BYTES)
+            if (data.length > MAX_HEADER_BYTES) {
               throw new MultipartScanError('malformed multipart delimiter');
+            }
             this.#carry = data;
-            return names;
+            return found;
           }
           data = data.subarray(at + CRLF.length);
           this.#state = 'headers';
@@ -74,13 +95,14 @@ export class MultipartNameScanner {
               throw new MultipartScanError('part headers are too large');
             }
             this.#carry = data;
-            return names;
+            return found;
           }
-          names.push(
-            ...partNames(
-              window.subarray(CRLF.length, Math.max(CRLF.length, at)).toString('latin1'),
-            ),
-          );
+          const block = window.subarray(CRLF.length, Math.max(CRLF.length, at)).toString('latin1');
+          for (const name of partNames(block)) {
+            found.push({ name });
+            if (!this.#captured && this.#capture(name))
+              this.#captured = { name, bytes: [], size: 0 };
+          }
           // The part body starts here; an empty one puts the next delimiter right at it.
           data = data.subarray(at + HEADER_END.length - CRLF.length);
           this.#state = 'delimiter';
@@ -88,6 +110,24 @@ export class MultipartNameScanner {
         }
       }
     }
+  }
+
+  #take(bytes: Buffer): void {
+    const captured = this.#captured;
+    if (!captured || bytes.length === 0) return;
+    captured.size += bytes.length;
+    if (captured.size <= MAX_CAPTURED_BYTES) captured.bytes.push(Buffer.from(bytes));
+  }
+
+  #endPart(found: ScannedPart[]): void {
+    const captured = this.#captured;
+    if (!captured) return;
+    this.#captured = undefined;
+    found.push({
+      name: captured.name,
+      value:
+        captured.size > MAX_CAPTURED_BYTES ? null : Buffer.concat(captured.bytes).toString('utf8'),
+    });
   }
 }
 
@@ -101,8 +141,9 @@ export function partNames(headerBlock: string): string[] {
   const lines = headerBlock.replace(/\r\n[ \t]+/g, ' ').split('\r\n');
   for (const line of lines) {
     const colon = line.indexOf(':');
-    if (colon === -1 || line.slice(0, colon).trim().toLowerCase() !== 'content-disposition')
+    if (colon === -1 || line.slice(0, colon).trim().toLowerCase() !== 'content-disposition') {
       continue;
+    }
     const params = line.slice(colon + 1);
     const pattern = /(?:^|;)\s*name(\*?)\s*=\s*("((?:[^"\\]|\\.)*)"|[^;\s]*)/gi;
     for (const match of params.matchAll(pattern)) {
@@ -121,8 +162,4 @@ function decodeLeniently(value: string): string {
   } catch {
     return value;
   }
-}
-
-function tail(data: Buffer, length: number): Buffer {
-  return Buffer.from(data.subarray(Math.max(0, data.length - length)));
 }

@@ -9,7 +9,7 @@ import type {
 } from 'fastify';
 import type { Logger } from 'pino';
 import { checkAccess, type BotSelector } from '../access/access-check';
-import { hasMethodParameter, isMethodParameter } from '../access/method-rules';
+import { hasRedirectingMethod, isMethodParameter } from '../access/method-rules';
 import {
   accessOf,
   declareAccess,
@@ -45,7 +45,7 @@ interface RouteParams {
 
 const FORM = 'application/x-www-form-urlencoded';
 const METHOD_PARAMETER_REFUSED =
-  'the "method" parameter is refused: the method is the one named in the path';
+  'a "method" parameter may only repeat the method named in the path';
 // Stands in for the uploaded file while the text fields are validated.
 const ATTACHED_FILE = 'attached file';
 
@@ -180,7 +180,8 @@ async function handleRaw(
   const wrap = (result: unknown) => ({ ok: true, result });
   if (request.isMultipart()) {
     return multipart(deps, access, request, reply, wrap, (fields, fileField) => {
-      if (hasMethodParameter(Object.keys(fields)) || (fileField && isMethodParameter(fileField))) {
+      const redirects = hasRedirectingMethod(Object.entries(fields), access.method);
+      if (redirects || (fileField !== undefined && isMethodParameter(fileField))) {
         return { ok: false, status: 400, error: METHOD_PARAMETER_REFUSED };
       }
       return { ok: true, params: fields };
@@ -192,7 +193,7 @@ async function handleRaw(
       .code(400)
       .send({ error: 'the body must be a JSON object of the method parameters' });
   }
-  if (hasMethodParameter(Object.keys(body))) {
+  if (hasRedirectingMethod(Object.entries(body), access.method)) {
     return reply.code(400).send({ error: METHOD_PARAMETER_REFUSED });
   }
   return callAndAnswer(deps, access, bodyEncoding(request), body, reply, wrap);
