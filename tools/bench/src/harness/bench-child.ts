@@ -3,7 +3,8 @@ import { extname, join } from 'node:path';
 import { stopProcess, track } from './process-registry';
 
 /** The bench's own child programs (src/children/<name>.child.ts, or .js once built). */
-export type ChildName = 'load' | 'open-loop' | 'receiver' | 'emulator' | 'b1-server' | 'b2-worker';
+export type ChildName =
+  'load' | 'open-loop' | 'receiver' | 'emulator' | 'b1-server' | 'b2-worker' | 'b4-proxy';
 
 interface Reply {
   id: number;

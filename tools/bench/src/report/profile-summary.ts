@@ -19,6 +19,8 @@ export interface ProfileReport {
   idleMs: number;
   /** Self time by function, heaviest first. */
   selfByFunction: [string, number][];
+  /** For each of the heaviest functions, its callers by the self time spent under them. */
+  callers: Map<string, [string, number][]>;
   /** Self time by package (node_modules/<pkg>), Relaygram lib or app, or Node internals. */
   selfByModule: [string, number][];
   /** Time inside Relaygram's own functions, callees included. */
@@ -51,12 +53,22 @@ function keyOf(node: ProfileNode): string {
   return `${functionName || '(anonymous)'} ${shortUrl(url)}:${lineNumber + 1}`;
 }
 
+function isInternal(node: ProfileNode): boolean {
+  const { url, functionName } = node.callFrame;
+  return url ? url.startsWith('node:') : !META.has(functionName);
+}
+
 function top(map: Map<string, number>, n: number): [string, number][] {
   return [...map].sort((a, b) => b[1] - a[1]).slice(0, n);
 }
 
 export function analyzeProfile(profile: CpuProfile, file = ''): ProfileReport {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parentOf = new Map<number, ProfileNode>();
+  for (const node of profile.nodes) {
+    for (const child of node.children ?? []) parentOf.set(child, node);
+  }
+  const callerTime = new Map<string, Map<string, number>>();
   const selfUs = new Map<number, number>();
   for (let i = 0; i < profile.samples.length; i++) {
     const id = profile.samples[i];
@@ -73,6 +85,18 @@ export function analyzeProfile(profile: CpuProfile, file = ''): ProfileReport {
     if (node.callFrame.functionName === '(idle)') idleUs += us;
     const key = keyOf(node);
     selfByFunction.set(key, (selfByFunction.get(key) ?? 0) + us / 1000);
+    // The nearest caller outside Node's internals, so that a native frame like writev
+    // says whose write it is (a log line, an HTTP answer, an outgoing request).
+    let parent = parentOf.get(node.id);
+    while (parent && isInternal(parent) && parentOf.has(parent.id)) {
+      parent = parentOf.get(parent.id);
+    }
+    if (parent) {
+      const byCaller = callerTime.get(key) ?? new Map<string, number>();
+      const callerKey = keyOf(parent);
+      byCaller.set(callerKey, (byCaller.get(callerKey) ?? 0) + us / 1000);
+      callerTime.set(key, byCaller);
+    }
     const mod = moduleOf(node.callFrame.url, node.callFrame.functionName);
     selfByModule.set(mod, (selfByModule.get(mod) ?? 0) + us / 1000);
   }
@@ -100,11 +124,18 @@ export function analyzeProfile(profile: CpuProfile, file = ''): ProfileReport {
   };
   if (root) visit(root, new Set());
 
+  const heaviest = top(selfByFunction, 20).filter(([k]) => k !== '(idle)');
+  const callers = new Map<string, [string, number][]>();
+  for (const [key] of heaviest.slice(0, 6)) {
+    const byCaller = callerTime.get(key);
+    if (byCaller) callers.set(key, top(byCaller, 3));
+  }
   return {
     file,
     totalMs: totalUs / 1000,
     idleMs: idleUs / 1000,
-    selfByFunction: top(selfByFunction, 20).filter(([k]) => k !== '(idle)'),
+    selfByFunction: heaviest,
+    callers,
     selfByModule: top(selfByModule, 12).filter(([k]) => k !== '(idle)'),
     inclusiveRelaygram: top(inclusive, 15),
   };
@@ -118,7 +149,12 @@ export function formatProfile(report: ProfileReport): string {
     '  self time by module:',
     ...report.selfByModule.map(([k, ms]) => `    ${pct(ms)}  ${k}`),
     '  self time by function:',
-    ...report.selfByFunction.slice(0, 15).map(([k, ms]) => `    ${pct(ms)}  ${k}`),
+    ...report.selfByFunction
+      .slice(0, 15)
+      .flatMap(([k, ms]) => [
+        `    ${pct(ms)}  ${k}`,
+        ...(report.callers.get(k) ?? []).map(([c, cms]) => `             ${pct(cms)} from ${c}`),
+      ]),
     '  Relaygram functions, callees included:',
     ...report.inclusiveRelaygram.map(([k, ms]) => `    ${pct(ms)}  ${k}`),
   ];

@@ -36,7 +36,9 @@ interface Path {
  * Section 4: sendMessage three ways against the same emulator: straight to it (the
  * baseline), through the gateway's REST API (`messages/send`), and through its Bot API
  * drop-in. Throughput with 50 connections; added latency from the median of one
- * connection's calls, where no request waits behind another.
+ * connection's calls, where no request waits behind another. B4, a bare proxy, is
+ * measured alongside as a reference: it shows how much of direct's throughput any
+ * extra hop costs on this machine.
  */
 export async function gatewayBench(ctx: BenchContext): Promise<void> {
   const { quick } = ctx.options;
@@ -65,6 +67,12 @@ export async function gatewayBench(ctx: BenchContext): Promise<void> {
     }
     const load = await BenchChild.start('load', { name: 'autocannon' });
     children.push(load);
+    const proxy = await BenchChild.start('b4-proxy', { name: 'B4' });
+    children.push(proxy);
+    const { url: proxyUrl } = await proxy.call<{ url: string }>('start', {
+      apiRoot,
+      token: bot.token,
+    });
     const numericId = bot.token.split(':')[0];
     const json = { 'content-type': 'application/json' };
     const paths: Path[] = [
@@ -81,8 +89,9 @@ export async function gatewayBench(ctx: BenchContext): Promise<void> {
         json,
         gateway.pid,
       ),
+      path('B4 bare proxy', `${proxyUrl}/proxy/sendMessage`, json, proxy.pid),
     ];
-    const [direct, rest, dropIn] = paths;
+    const [direct, rest, dropIn, bare] = paths;
 
     const broken = new Map<string, string>();
     for (const p of paths) {
@@ -169,6 +178,25 @@ export async function gatewayBench(ctx: BenchContext): Promise<void> {
           name: `${p.name} gateway CPU per call`,
           unit: 'µs',
           value: p.ok > 0 ? p.cpuMicros / p.ok : undefined,
+        }),
+      );
+    }
+    if (!broken.has(bare.name)) {
+      ctx.rows.push(
+        row({
+          section: SECTION,
+          name: `${bare.name} throughput (reference)`,
+          unit: 'req/s',
+          value: rps(bare),
+          baseline: rps(direct),
+          baselineName: 'direct',
+          note: 'Fastify + undici relaying bytes: the most any proxy keeps of direct on this machine',
+        }),
+        row({
+          section: SECTION,
+          name: `${bare.name} CPU per call`,
+          unit: 'µs',
+          value: bare.ok > 0 ? bare.cpuMicros / bare.ok : undefined,
         }),
       );
     }

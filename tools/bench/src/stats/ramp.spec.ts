@@ -51,7 +51,7 @@ describe('judgeStep', () => {
     expect(judged.acceptedRate).toBe(1500);
     expect(judged.reasons).toEqual([
       'ingress accepted 1500/s of 2000/s',
-      '12 webhook POSTs failed',
+      '12 webhook POSTs failed or not sent',
     ]);
   });
 });

@@ -81,7 +81,7 @@ export function judgeStep(
   if (acceptedRate < step.rate * criteria.minAcceptedShare) {
     reasons.push(`ingress accepted ${Math.round(acceptedRate)}/s of ${step.rate}/s`);
   }
-  if (step.failed > 0) reasons.push(`${step.failed} webhook POSTs failed`);
+  if (step.failed > 0) reasons.push(`${step.failed} webhook POSTs failed or not sent`);
   if (growthPerSecond > step.rate * criteria.maxGrowthShare) {
     reasons.push(`queue grew ${Math.round(growthPerSecond)}/s`);
   }
