@@ -147,6 +147,8 @@ async function main(): Promise<void> {
       emulator: { child: emulator, apiRoot, bot: { ...bot, username } },
       rows,
       rss: {},
+      idleRss: {},
+      heap: {},
       details: {},
       log,
     };

@@ -1,6 +1,7 @@
 import type { Row } from '../report/results';
 import type { BenchChild } from './bench-child';
-import type { LaunchOptions } from './relaygram-install';
+import type { HeapStats } from './proc-stats';
+import type { AppName, LaunchOptions } from './relaygram-install';
 import type { RedisTarget } from './redis-target';
 
 export interface BenchOptions {
@@ -27,7 +28,11 @@ export interface BenchContext {
   };
   rows: Row[];
   /** Peak RSS of each app, filled by the sections that load them, for the memory rows. */
-  rss: Partial<Record<'ingress' | 'dispatcher' | 'gateway', number>>;
+  rss: Partial<Record<AppName, number>>;
+  /** RSS of each app right after start-up, for comparison with its peak. */
+  idleRss: Partial<Record<AppName, number>>;
+  /** Heap figures of each app taken at the end of its load, to explain its RSS. */
+  heap: Partial<Record<AppName, HeapStats>>;
   /** Numbers behind the rows, written to the JSON file. */
   details: Record<string, unknown>;
   log(message: string): void;

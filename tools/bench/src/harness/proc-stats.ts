@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { request } from 'undici';
 
 /** Clock ticks per second of /proc's CPU times (USER_HZ): 100 on every Linux Node runs on. */
 const USER_HZ = 100;
@@ -82,4 +83,38 @@ export class RssSampler {
     if (this.timer) clearInterval(this.timer);
     return this.peaks;
   }
+}
+
+export interface HeapStats {
+  heapUsedMB?: number;
+  heapTotalMB?: number;
+  externalMB?: number;
+}
+
+/**
+ * V8 heap figures from an app's Prometheus endpoint (prom-client's default metrics),
+ * to tell a large heap from memory held elsewhere when RSS is high.
+ */
+export async function scrapeHeap(adminUrl: string): Promise<HeapStats> {
+  try {
+    const res = await request(`${adminUrl}/metrics`, { headersTimeout: 2_000, bodyTimeout: 2_000 });
+    const text = await res.body.text();
+    const metric = (name: string) => {
+      const match = new RegExp(`^\\w*${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text);
+      return match ? Number(match[1]) / 2 ** 20 : undefined;
+    };
+    return {
+      heapUsedMB: metric('nodejs_heap_size_used_bytes'),
+      heapTotalMB: metric('nodejs_heap_size_total_bytes'),
+      externalMB: metric('nodejs_external_memory_bytes'),
+    };
+  } catch {
+    return {};
+  }
+}
+
+export function describeHeap(heap: HeapStats | undefined): string | undefined {
+  if (!heap || heap.heapTotalMB === undefined) return undefined;
+  const mb = (v?: number) => (v === undefined ? '?' : `${Math.round(v)} MB`);
+  return `V8 heap ${mb(heap.heapUsedMB)} used of ${mb(heap.heapTotalMB)}, external ${mb(heap.externalMB)}`;
 }

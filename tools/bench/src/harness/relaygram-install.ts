@@ -16,6 +16,7 @@ import { dirname, join } from 'node:path';
 import { request } from 'undici';
 import { stringify } from 'yaml';
 import { freePort } from '@relaygram/queue';
+import { rssBytes } from './proc-stats';
 import { stopProcess, track } from './process-registry';
 
 export type AppName = 'ingress' | 'dispatcher' | 'gateway';
@@ -149,6 +150,9 @@ export class RelaygramInstall {
 }
 
 export class AppProcess {
+  /** RSS right after start-up, before any load: the app's own footprint. */
+  idleRssBytes?: number;
+
   private constructor(
     readonly app: AppName,
     readonly child: ChildProcess,
@@ -216,6 +220,7 @@ export class AppProcess {
     );
     try {
       await running.waitLive(options.fromSource ? 120_000 : 60_000);
+      running.idleRssBytes = rssBytes(running.pid);
     } catch (error) {
       await stopProcess(child, 2_000);
       throw error;

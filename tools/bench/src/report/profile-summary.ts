@@ -25,6 +25,8 @@ export interface ProfileReport {
   selfByModule: [string, number][];
   /** Time inside Relaygram's own functions, callees included. */
   inclusiveRelaygram: [string, number][];
+  /** Time with a package (or Relaygram lib) anywhere on the stack. */
+  inclusiveByModule: [string, number][];
 }
 
 const META = new Set(['(idle)', '(program)', '(garbage collector)', '(root)']);
@@ -101,28 +103,35 @@ export function analyzeProfile(profile: CpuProfile, file = ''): ProfileReport {
     selfByModule.set(mod, (selfByModule.get(mod) ?? 0) + us / 1000);
   }
 
-  // Inclusive time of Relaygram functions: a function counts once per stack even when
-  // it recurses, so nested calls are not added twice.
+  // Inclusive time of Relaygram functions and of every package: a function or package
+  // counts once per stack even when it recurses or calls back into itself, so nested
+  // calls are not added twice.
   const inclusive = new Map<string, number>();
+  const inclusiveByModule = new Map<string, number>();
   const root = profile.nodes[0];
-  const totalOf = new Map<number, number>();
-  const visit = (node: ProfileNode, onStack: Set<string>): number => {
+  const visit = (node: ProfileNode, onStack: Set<string>, modules: Set<string>): number => {
     let total = selfUs.get(node.id) ?? 0;
     const key = keyOf(node);
     const own = /(?:^|\/)(libs|apps)\//.test(shortUrl(node.callFrame.url)) && !onStack.has(key);
+    const mod = node.callFrame.url.startsWith('file:') ? moduleOf(node.callFrame.url, '') : '';
+    const newModule = mod !== '' && !modules.has(mod);
     if (own) onStack.add(key);
+    if (newModule) modules.add(mod);
     for (const childId of node.children ?? []) {
       const child = byId.get(childId);
-      if (child) total += visit(child, onStack);
+      if (child) total += visit(child, onStack, modules);
     }
     if (own) {
       onStack.delete(key);
       inclusive.set(key, (inclusive.get(key) ?? 0) + total / 1000);
     }
-    totalOf.set(node.id, total);
+    if (newModule) {
+      modules.delete(mod);
+      inclusiveByModule.set(mod, (inclusiveByModule.get(mod) ?? 0) + total / 1000);
+    }
     return total;
   };
-  if (root) visit(root, new Set());
+  if (root) visit(root, new Set(), new Set());
 
   const heaviest = top(selfByFunction, 20).filter(([k]) => k !== '(idle)');
   const callers = new Map<string, [string, number][]>();
@@ -138,6 +147,7 @@ export function analyzeProfile(profile: CpuProfile, file = ''): ProfileReport {
     callers,
     selfByModule: top(selfByModule, 12).filter(([k]) => k !== '(idle)'),
     inclusiveRelaygram: top(inclusive, 15),
+    inclusiveByModule: top(inclusiveByModule, 15),
   };
 }
 
@@ -155,6 +165,8 @@ export function formatProfile(report: ProfileReport): string {
         `    ${pct(ms)}  ${k}`,
         ...(report.callers.get(k) ?? []).map(([c, cms]) => `             ${pct(cms)} from ${c}`),
       ]),
+    '  packages and libs on the stack, callees included:',
+    ...report.inclusiveByModule.map(([k, ms]) => `    ${pct(ms)}  ${k}`),
     '  Relaygram functions, callees included:',
     ...report.inclusiveRelaygram.map(([k, ms]) => `    ${pct(ms)}  ${k}`),
   ];

@@ -1,7 +1,7 @@
 import { BenchChild } from '../harness/bench-child';
 import { sleep, type BenchContext } from '../harness/bench-context';
 import type { OpenLoopResult, OpenLoopSpec } from '../harness/load-spec';
-import { CpuWindow, RssSampler } from '../harness/proc-stats';
+import { CpuWindow, RssSampler, scrapeHeap } from '../harness/proc-stats';
 import { deleteKeys } from '../harness/redis-target';
 import { RelaygramInstall, secret, type AppProcess } from '../harness/relaygram-install';
 import type { UpdateStream } from '../harness/update-factory';
@@ -102,11 +102,15 @@ export async function endToEndBench(ctx: BenchContext): Promise<void> {
     const cpu = new CpuWindow(pids).start();
     const fixed = await generator.call<OpenLoopResult>('run', spec(RATE, fixedSec));
     nextId += fixed.idsUsed;
+    ctx.heap.ingress = await scrapeHeap(ingress.adminUrl);
+    ctx.heap.dispatcher = await scrapeHeap(dispatcher.adminUrl);
     const drained = await drain(30_000);
     const used = cpu.stop();
     const peaks = rss.stop();
     ctx.rss.ingress = Math.max(ctx.rss.ingress ?? 0, peaks.get(ingress.pid) ?? 0);
     ctx.rss.dispatcher = Math.max(ctx.rss.dispatcher ?? 0, peaks.get(dispatcher.pid) ?? 0);
+    ctx.idleRss.ingress = ingress.idleRssBytes;
+    ctx.idleRss.dispatcher = dispatcher.idleRssBytes;
     await sleep(500);
     const { received, latencies } = await receiver.call<{
       received: number;

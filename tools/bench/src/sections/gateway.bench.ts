@@ -3,7 +3,7 @@ import { request } from 'undici';
 import { BenchChild } from '../harness/bench-child';
 import type { BenchContext } from '../harness/bench-context';
 import type { LoadResult } from '../harness/load-spec';
-import { CpuWindow, RssSampler } from '../harness/proc-stats';
+import { CpuWindow, RssSampler, scrapeHeap } from '../harness/proc-stats';
 import { RelaygramInstall, secret, type AppProcess } from '../harness/relaygram-install';
 import { failedRow, row } from '../report/results';
 import { Samples } from '../stats/percentiles';
@@ -125,7 +125,9 @@ export async function gatewayBench(ctx: BenchContext): Promise<void> {
         p.single.addAll(single.latencies);
       }
     }
+    ctx.heap.gateway = await scrapeHeap(gateway.adminUrl);
     ctx.rss.gateway = rss.stop().get(gateway.pid);
+    ctx.idleRss.gateway = gateway.idleRssBytes;
 
     const rps = (p: Path) => (p.durationMs > 0 ? (p.ok * 1000) / p.durationMs : undefined);
     for (const p of [rest, dropIn]) {

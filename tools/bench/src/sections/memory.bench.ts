@@ -1,6 +1,7 @@
 import { BenchChild } from '../harness/bench-child';
 import { sleep, type BenchContext } from '../harness/bench-context';
 import type { LoadResult } from '../harness/load-spec';
+import { describeHeap } from '../harness/proc-stats';
 import { privateRedis, type RedisTarget } from '../harness/redis-target';
 import { RelaygramInstall, secret } from '../harness/relaygram-install';
 import { updateJson, type UpdateStream } from '../harness/update-factory';
@@ -35,6 +36,14 @@ export async function memoryBench(ctx: BenchContext): Promise<void> {
             unit: 'MB',
             value: peak / MB,
             target: rssTarget,
+            note: [
+              ctx.idleRss[app] === undefined
+                ? undefined
+                : `${Math.round(ctx.idleRss[app] / MB)} MB right after start-up`,
+              describeHeap(ctx.heap[app]),
+            ]
+              .filter(Boolean)
+              .join('; '),
           }),
     );
   }
@@ -116,6 +125,8 @@ async function redisPerDelivery(ctx: BenchContext): Promise<void> {
     );
     ctx.details.memory = {
       rssBytes: ctx.rss,
+      heap: ctx.heap,
+      idleRssBytes: ctx.idleRss,
       redis: {
         pending,
         queued,
