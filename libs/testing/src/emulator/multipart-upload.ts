@@ -75,6 +75,9 @@ async function streamFile(
       if (!out.write(chunk)) await once(out, 'drain');
     }
   } catch (error) {
+    // A write still in flight fails once the stream is destroyed (the client dropped the
+    // upload mid-file); without a listener that error would be uncaught.
+    out.on('error', () => undefined);
     out.destroy();
     await unlink(path).catch(() => undefined);
     throw error;
