@@ -11,8 +11,8 @@ import {
   type BenchOptions,
   type SectionName,
 } from './harness/bench-context';
-import { installExitHandlers, running, stopAll } from './harness/process-registry';
-import { deleteKeys, runPrefix, sharedRedis } from './harness/redis-target';
+import { installExitHandlers, onInterrupt, running, stopAll } from './harness/process-registry';
+import { deleteRunKeys, runPrefix, sharedRedis } from './harness/redis-target';
 import { staleBuilds, workspaceRoot } from './harness/relaygram-install';
 import { ingressBench, firstLine } from './sections/ingress.bench';
 import { dispatcherBench } from './sections/dispatcher.bench';
@@ -132,6 +132,7 @@ async function main(): Promise<void> {
 
   const redis = await sharedRedis();
   const prefix = runPrefix();
+  onInterrupt(() => deleteRunKeys(redis.client, prefix));
   const rows: Row[] = [];
   const ctx: Partial<BenchContext> & Pick<BenchContext, 'rows'> = { rows };
   let emulator: BenchChild | undefined;
@@ -172,7 +173,7 @@ async function main(): Promise<void> {
           note: firstLine(error),
         });
       } finally {
-        await deleteKeys(redis.client, prefix).catch(() => 0);
+        await deleteRunKeys(redis.client, prefix).catch(() => 0);
       }
       log(`section ${name} took ${Math.round((Date.now() - sectionStart) / 1000)} s`);
     }
@@ -202,7 +203,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await emulator?.stop();
-    await deleteKeys(redis.client, prefix).catch(() => 0);
+    await deleteRunKeys(redis.client, prefix).catch(() => 0);
     await redis.stop();
     const left = running();
     if (left.length) {

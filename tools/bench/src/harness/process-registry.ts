@@ -5,7 +5,13 @@ import type { ChildProcess } from 'node:child_process';
  * happens: a section that throws, Ctrl-C, or the bench itself failing.
  */
 const children = new Map<number, { child: ChildProcess; name: string }>();
+const interruptCleanups: (() => Promise<unknown>)[] = [];
 let handlersInstalled = false;
+
+/** Work to do on Ctrl-C after the processes are stopped (the finally blocks never run). */
+export function onInterrupt(cleanup: () => Promise<unknown>): void {
+  interruptCleanups.push(cleanup);
+}
 
 export function track(child: ChildProcess, name: string): void {
   if (child.pid === undefined) return;
@@ -56,7 +62,9 @@ export function installExitHandlers(): void {
     }
     interrupted = true;
     process.stderr.write(`\nbench: ${signal}, stopping ${children.size} processes\n`);
-    void stopAll(3_000).finally(() => process.exit(130));
+    void stopAll(3_000)
+      .then(() => Promise.allSettled(interruptCleanups.map((cleanup) => cleanup())))
+      .finally(() => process.exit(130));
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);

@@ -70,11 +70,20 @@ export function runPrefix(): string {
 }
 
 /** Deletes every key under `<prefix>:` (SCAN + UNLINK; never FLUSHALL: the Redis is shared). */
-export async function deleteKeys(client: RelaygramRedis, prefix: string): Promise<number> {
+export function deleteKeys(client: RelaygramRedis, prefix: string): Promise<number> {
+  return deleteMatching(client, `${prefix}:*`);
+}
+
+/** Deletes the keys of every measurement of a run (`<runPrefix>-<measurement>:...`). */
+export function deleteRunKeys(client: RelaygramRedis, runPrefix: string): Promise<number> {
+  return deleteMatching(client, `${runPrefix}-*`);
+}
+
+async function deleteMatching(client: RelaygramRedis, pattern: string): Promise<number> {
   let cursor = '0';
   let deleted = 0;
   do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 2000);
+    const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 2000);
     cursor = next;
     if (keys.length) deleted += await client.unlink(...keys);
   } while (cursor !== '0');
