@@ -34,7 +34,7 @@ export function restDenial(denial: AccessDenial): RestAnswer {
     case 'unauthorized':
       return { status: 401, body: { error: 'unauthorized' } };
     case 'unknown-bot':
-      return { status: 404, body: { error: `unknown bot "${shown(denial.botId)}"` } };
+      return { status: 404, body: { error: unknownBot(denial.botId) } };
     case 'no-default-bot':
       return {
         status: 404,
@@ -57,7 +57,11 @@ export function restDenial(denial: AccessDenial): RestAnswer {
   }
 }
 
-/** A path segment echoed back: short, and only the characters a bot id may have. */
-function shown(text: string): string {
-  return text.slice(0, 64).replace(/[^a-z0-9-]/gi, '?');
+const BOT_ID = /^[a-z0-9-]{1,64}$/;
+
+/** Echoes the id only when it could be one: a token pasted in its place is not repeated. */
+function unknownBot(botId: string): string {
+  return BOT_ID.test(botId)
+    ? `unknown bot "${botId}"`
+    : 'unknown bot: bot ids are 1-64 characters of a-z, 0-9 and -';
 }
