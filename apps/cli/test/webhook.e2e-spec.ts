@@ -144,7 +144,7 @@ describe('relaygram webhook', () => {
     );
     expect(run.stdout).toMatch(/^last error date\s+\d{4}-\d\d-\d\dT.*Z \(\d+ s ago\)$/m);
     expect(run.stdout).toMatch(
-      /^status\s+problem: Wrong response from the webhook: 500 Internal Server Error \(\d+ updates pending at Telegram\)$/m,
+      /^status\s+problem: Telegram cannot deliver \(\d+ pending\): Wrong response from the webhook: 500 Internal Server Error$/m,
     );
   });
 

@@ -16,7 +16,7 @@ export {
 } from './intake/update-validation';
 export { WebhookRoutes, WEBHOOK_PATH } from './webhook/webhook-routes';
 export { WebhookManager } from './webhook/webhook-manager';
-export { displayUrl, setWebhookParams, type WebhookInfo } from './webhook/webhook-settings';
+export { setWebhookParams, type WebhookInfo } from './webhook/webhook-settings';
 export { assessWebhookInfo, type WebhookAssessment } from './health/bot-health-assessment';
 export { IngressBotHealth } from './health/ingress-bot-health';
 export { PollingAdapter, type LocalPoller } from './polling/polling-adapter';

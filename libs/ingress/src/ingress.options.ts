@@ -30,10 +30,8 @@ export interface WebhookOptions {
   watchIntervalMs: number;
   /** Retry of a failed setWebhook. */
   setRetryMs: number;
-  /** Safety TTL of the lock held while one replica calls setWebhook. */
+  /** How long replicas skip setWebhook with the settings another replica just sent. */
   lockTtlMs: number;
-  /** A `last_error_date` this recent, with updates pending, makes the bot unhealthy. */
-  recentErrorMs: number;
 }
 
 export interface IngressOptions {
@@ -64,7 +62,6 @@ export const DEFAULT_INGRESS_OPTIONS: Readonly<IngressOptions> = Object.freeze({
     watchIntervalMs: 60_000,
     setRetryMs: 30_000,
     lockTtlMs: 30_000,
-    recentErrorMs: 5 * 60_000,
   }),
   usernameRetryMs: 30_000,
 });

@@ -6,13 +6,8 @@ import {
   type BotConfig,
   type RelaygramConfig,
 } from '@relaygram/config';
-import {
-  assessWebhookInfo,
-  DEFAULT_INGRESS_OPTIONS,
-  displayUrl,
-  setWebhookParams,
-  type WebhookInfo,
-} from '@relaygram/ingress';
+import { assessWebhookInfo, setWebhookParams, type WebhookInfo } from '@relaygram/ingress';
+import { displayUrl } from '@relaygram/observability';
 import { TelegramClient } from '@relaygram/telegram';
 
 interface WebhookOptions {
@@ -121,12 +116,7 @@ function describe(bot: BotConfig, info: WebhookInfo, action: Action): WebhookRep
   if (action !== 'info') report.action = action;
   if (bot.mode === 'webhook' && bot.webhook) {
     report.configured_url = displayUrl(bot.webhook.url);
-    const { problem } = assessWebhookInfo(
-      info,
-      bot.webhook.url,
-      Date.now(),
-      DEFAULT_INGRESS_OPTIONS.webhook.recentErrorMs,
-    );
+    const { problem } = assessWebhookInfo(info, bot.webhook.url, Date.now());
     if (problem) {
       report.status = 'problem';
       report.problem = problem;

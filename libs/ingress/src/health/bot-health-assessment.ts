@@ -1,8 +1,13 @@
 import type { BotConfig } from '@relaygram/config';
-import type { BotHealth } from '@relaygram/observability';
+import {
+  displayUrl,
+  webhookProblem,
+  WEBHOOK_ERROR_WINDOW_MS,
+  type BotHealth,
+} from '@relaygram/observability';
 import { isPollerState } from '../polling/poller-state';
 import { BotStateField } from '../state/bot-state-fields';
-import { displayUrl, type WebhookInfo } from '../webhook/webhook-settings';
+import type { WebhookInfo } from '../webhook/webhook-settings';
 
 export type StoredBotState = Readonly<Record<string, string | undefined>>;
 
@@ -12,35 +17,28 @@ export interface WebhookAssessment {
 }
 
 /**
- * Reads getWebhookInfo as SPEC section 3 says: a URL other than the configured one, or an
- * error within `recentErrorMs` while updates are pending, makes the bot unhealthy, with
- * Telegram's `last_error_message` in the problem.
+ * Reads getWebhookInfo as SPEC section 3 says, with the one rule every process uses
+ * (`webhookProblem`): a URL other than the configured one, or an error within 5 min
+ * while updates are pending, makes the bot unhealthy. When the URL is wrong and
+ * Telegram also reports a recent error (a 301 from an old URL), the error is added:
+ * it is what the operator searches logs for.
  */
 export function assessWebhookInfo(
   info: WebhookInfo,
   configuredUrl: string,
   now: number,
-  recentErrorMs: number,
 ): WebhookAssessment {
-  const pending = info.pending_update_count ?? 0;
+  const problem = webhookProblem({ ...info }, configuredUrl, now);
+  if (problem === undefined) return { healthy: true };
   const lastError = info.last_error_message;
-  const recentError =
+  const recent =
     info.last_error_date !== undefined &&
-    now - info.last_error_date * 1000 <= recentErrorMs &&
-    pending > 0 &&
-    lastError !== undefined;
-  const errorText = recentError ? `; last error: ${lastError} (${pending} pending)` : '';
-  if (info.url !== configuredUrl) {
-    const where =
-      info.url === ''
-        ? `no webhook is set at Telegram; the configured URL is ${displayUrl(configuredUrl)}`
-        : `Telegram sends updates to ${displayUrl(info.url)}, not to the configured ${displayUrl(configuredUrl)}`;
-    return { healthy: false, problem: `${where}${errorText}` };
+    now - info.last_error_date * 1000 < WEBHOOK_ERROR_WINDOW_MS &&
+    (info.pending_update_count ?? 0) > 0;
+  if (recent && lastError !== undefined && !problem.includes(lastError)) {
+    return { healthy: false, problem: `${problem}; last error: ${lastError}` };
   }
-  if (recentError) {
-    return { healthy: false, problem: `${lastError} (${pending} updates pending at Telegram)` };
-  }
-  return { healthy: true };
+  return { healthy: false, problem };
 }
 
 /** The webhook part of a bot's /healthz entry: Telegram's fields, the URL made fit to show. */
@@ -79,12 +77,7 @@ function time(raw: string | undefined): number | undefined {
 }
 
 /** A webhook bot's /healthz entry from the state the watching replica stored. */
-export function webhookBotHealth(
-  bot: BotConfig,
-  stored: StoredBotState,
-  now: number,
-  recentErrorMs: number,
-): BotHealth {
+export function webhookBotHealth(bot: BotConfig, stored: StoredBotState, now: number): BotHealth {
   const health: BotHealth = { id: bot.id, mode: 'webhook', polling: false, healthy: true };
   if (!bot.webhook?.manage) {
     health.webhook = { manage: false };
@@ -97,7 +90,7 @@ export function webhookBotHealth(
   if (setError) problems.push(setError);
   if (infoError) problems.push(infoError);
   if (info) {
-    const assessment = assessWebhookInfo(info, bot.webhook.url, now, recentErrorMs);
+    const assessment = assessWebhookInfo(info, bot.webhook.url, now);
     if (assessment.problem) problems.push(assessment.problem);
     health.webhook = webhookView(info, time(stored[BotStateField.WebhookInfoAt]));
   }

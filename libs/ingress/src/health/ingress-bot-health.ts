@@ -2,7 +2,6 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { HealthRegistry, RelaygramMetrics, type BotHealth } from '@relaygram/observability';
 import { QUEUE_CONTEXT, type QueueContext } from '@relaygram/queue';
 import { IngressBots } from '../bots/ingress-bots';
-import { INGRESS_OPTIONS, type IngressOptions } from '../ingress.options';
 import { PollingAdapter } from '../polling/polling-adapter';
 import { pollingBotHealth, webhookBotHealth, type StoredBotState } from './bot-health-assessment';
 
@@ -19,7 +18,6 @@ export class IngressBotHealth implements OnModuleInit {
     private readonly bots: IngressBots,
     private readonly polling: PollingAdapter,
     @Inject(QUEUE_CONTEXT) private readonly ctx: QueueContext,
-    @Inject(INGRESS_OPTIONS) private readonly options: IngressOptions,
     private readonly metrics: RelaygramMetrics,
   ) {}
 
@@ -66,7 +64,7 @@ export class IngressBotHealth implements OnModuleInit {
       const health =
         bot.mode === 'polling'
           ? pollingBotHealth(bot, stored, leaseHeld)
-          : webhookBotHealth(bot, stored, now, this.options.webhook.recentErrorMs);
+          : webhookBotHealth(bot, stored, now);
       this.metrics.botHealthy.labels(bot.id).set(health.healthy ? 1 : 0);
       return health;
     });

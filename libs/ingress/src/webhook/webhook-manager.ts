@@ -5,7 +5,7 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import type { BotConfig, RelaygramConfig } from '@relaygram/config';
-import { RELAYGRAM_LOGGER, RelaygramMetrics } from '@relaygram/observability';
+import { displayUrl, RELAYGRAM_LOGGER, RelaygramMetrics } from '@relaygram/observability';
 import { QUEUE_CONTEXT, type QueueContext } from '@relaygram/queue';
 import { TelegramClients } from '@relaygram/telegram';
 import type { Logger } from 'pino';
@@ -16,7 +16,6 @@ import { BotStateField } from '../state/bot-state-fields';
 import { INGRESS_REDIS } from '../state/ingress-redis';
 import type { IngressRedis } from '../state/ingress-scripts';
 import {
-  displayUrl,
   setWebhookParams,
   webhookSettingsChanged,
   webhookSettingsFingerprint,
@@ -197,12 +196,7 @@ export class WebhookManager implements OnApplicationBootstrap, OnModuleDestroy {
         Date.now(),
       );
       await this.redis.hdel(stateKey, BotStateField.WebhookInfoError);
-      problem = assessWebhookInfo(
-        info,
-        bot.webhook.url,
-        Date.now(),
-        this.options.webhook.recentErrorMs,
-      ).problem;
+      problem = assessWebhookInfo(info, bot.webhook.url, Date.now()).problem;
     } catch (error) {
       problem = `getWebhookInfo failed: ${message(error)}`;
       await this.redis.hset(stateKey, BotStateField.WebhookInfoError, problem).catch(() => 0);

@@ -1,6 +1,5 @@
 import { Secret, type BotConfig } from '@relaygram/config';
 import {
-  displayUrl,
   setWebhookParams,
   webhookSettingsChanged,
   webhookSettingsFingerprint,
@@ -54,20 +53,5 @@ describe('webhook settings changes', () => {
     expect(webhookSettingsFingerprint(before)).toBe(webhookSettingsFingerprint(bot()));
     expect(webhookSettingsFingerprint(before)).not.toBe(webhookSettingsFingerprint(after));
     expect(webhookSettingsFingerprint(before)).not.toContain('first-secret');
-  });
-});
-
-describe('displayUrl', () => {
-  it('drops user info and the query, and masks anything shaped like a bot token', () => {
-    expect(displayUrl('https://relay.example/webhooks/telegram/shop')).toBe(
-      'https://relay.example/webhooks/telegram/shop',
-    );
-    expect(
-      displayUrl('https://user:pw@old.example/bot123456:AAbbCCddEEffGGhhIIjjKKllMMnn/hook?key=1'),
-    ).toBe('https://old.example/bot123456:***/hook?…');
-    expect(displayUrl('')).toBe('');
-    expect(displayUrl('not a url 123456:AAbbCCddEEffGGhhIIjjKKllMMnn?x')).toBe(
-      'not a url 123456:***?…',
-    );
   });
 });

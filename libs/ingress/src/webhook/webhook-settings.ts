@@ -56,21 +56,3 @@ export function webhookSettingsChanged(a: BotConfig, b: BotConfig): boolean {
     a.allowedUpdates.join(',') !== b.allowedUpdates.join(',')
   );
 }
-
-const BOT_TOKEN = /(\d{3,}):[A-Za-z0-9_-]{20,}/g;
-
-/**
- * A webhook URL fit to show (in /healthz, logs, the CLI): no user info, no query
- * string, and anything shaped like a bot token masked. Some installs put the token in
- * the webhook path, and an old URL Telegram still holds may be one of those.
- */
-export function displayUrl(raw: string): string {
-  if (raw === '') return '';
-  try {
-    const url = new URL(raw);
-    const query = url.search ? '?…' : '';
-    return `${url.protocol}//${url.host}${url.pathname.replace(BOT_TOKEN, '$1:***')}${query}`;
-  } catch {
-    return raw.replace(BOT_TOKEN, '$1:***').replace(/\?.*$/, '?…');
-  }
-}
