@@ -39,6 +39,11 @@ export interface GatewayHarness {
   narrowToken: string;
   /** Every log line written so far. */
   logs: string[];
+  configPath: string;
+  /** The config file as written at start. */
+  yaml: string;
+  /** The environment the app was started with (tokens included). */
+  env: Record<string, string | undefined>;
   /** `<numericId>:<clientToken>`, what bot frameworks take as their token. */
   dropInToken(bot: BotIdentity, clientToken?: string): string;
   close(): Promise<void>;
@@ -73,56 +78,55 @@ export async function startGatewayHarness(options: HarnessOptions = {}): Promise
   const dir = await mkdtemp(join(tmpdir(), 'relaygram-gateway-'));
   const configPath = join(dir, 'relaygram.yaml');
   const apiBase = (await options.apiBase?.(emulator)) ?? emulator.apiRoot;
-  await writeFile(
-    configPath,
-    [
-      'redis:',
-      '  url: redis://127.0.0.1:6379',
-      `  prefix: gw-${randomBytes(6).toString('hex')}`,
-      'telegram:',
-      `  api_base: ${apiBase}`,
-      'bots:',
-      '  - id: main-bot',
-      '    token_env: GW_MAIN_TOKEN',
-      '    mode: polling',
-      ...(options.noDefaultBot ? [] : ['    default: true']),
-      '  - id: other-bot',
-      '    token_env: GW_OTHER_TOKEN',
-      '    mode: polling',
-      '  - id: lonely-bot',
-      '    token_env: GW_LONELY_TOKEN',
-      '    mode: polling',
-      'routes: []',
-      'clients:',
-      '  - name: site',
-      '    token_env: GW_SITE_TOKEN',
-      '    bots: [main-bot, other-bot]',
-      '  - name: narrow',
-      '    token_env: GW_NARROW_TOKEN',
-      '    bots: [main-bot]',
-      '    methods: [sendMessage, getMe]',
-      '',
-    ].join('\n'),
-  );
+  const yaml = [
+    'redis:',
+    '  url: redis://127.0.0.1:6379',
+    `  prefix: gw-${randomBytes(6).toString('hex')}`,
+    'telegram:',
+    `  api_base: ${apiBase}`,
+    'bots:',
+    '  - id: main-bot',
+    '    token_env: GW_MAIN_TOKEN',
+    '    mode: polling',
+    ...(options.noDefaultBot ? [] : ['    default: true']),
+    '  - id: other-bot',
+    '    token_env: GW_OTHER_TOKEN',
+    '    mode: polling',
+    '  - id: lonely-bot',
+    '    token_env: GW_LONELY_TOKEN',
+    '    mode: polling',
+    'routes: []',
+    'clients:',
+    '  - name: site',
+    '    token_env: GW_SITE_TOKEN',
+    '    bots: [main-bot, other-bot]',
+    '  - name: narrow',
+    '    token_env: GW_NARROW_TOKEN',
+    '    bots: [main-bot]',
+    '    methods: [sendMessage, getMe]',
+    '',
+  ].join('\n');
+  await writeFile(configPath, yaml);
+  const env = {
+    PORT: '0',
+    ADMIN_PORT: '0',
+    HOST: '127.0.0.1',
+    REDIS_URL: process.env.REDIS_URL,
+    RELAYGRAM_CONFIG: configPath,
+    LOG_LEVEL: options.logLevel ?? 'warn',
+    GW_MAIN_TOKEN: main.token,
+    GW_OTHER_TOKEN: other.token,
+    GW_LONELY_TOKEN: lonely.token,
+    GW_SITE_TOKEN: siteToken,
+    GW_NARROW_TOKEN: narrowToken,
+  };
   const logs: string[] = [];
   let running: RunningApp;
   try {
     running = await startApp(
       { service: 'gateway', module: (boot) => GatewayTestModule.forRoot(boot, options) },
       {
-        env: {
-          PORT: '0',
-          ADMIN_PORT: '0',
-          HOST: '127.0.0.1',
-          REDIS_URL: process.env.REDIS_URL,
-          RELAYGRAM_CONFIG: configPath,
-          LOG_LEVEL: options.logLevel ?? 'warn',
-          GW_MAIN_TOKEN: main.token,
-          GW_OTHER_TOKEN: other.token,
-          GW_LONELY_TOKEN: lonely.token,
-          GW_SITE_TOKEN: siteToken,
-          GW_NARROW_TOKEN: narrowToken,
-        },
+        env,
         signals: false,
         logDestination: new Writable({
           write(chunk: Buffer, _encoding, done) {
@@ -147,6 +151,9 @@ export async function startGatewayHarness(options: HarnessOptions = {}): Promise
     siteToken,
     narrowToken,
     logs,
+    configPath,
+    yaml,
+    env,
     dropInToken: (bot, token = siteToken) => `${bot.id}:${token}`,
     async close() {
       await running.close();
