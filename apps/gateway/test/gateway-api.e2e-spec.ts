@@ -1,0 +1,113 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { startApp, type RunningApp } from '@relaygram/observability';
+import { TelegramEmulator, type BotIdentity } from '@relaygram/testing';
+import { request } from 'undici';
+import { GatewayAppModule } from '../src/app.module';
+
+/** The gateway app as `npm run start:gateway` runs it, against the emulator. */
+describe('gateway app serving the gateway', () => {
+  let emulator: TelegramEmulator;
+  let bot: BotIdentity;
+  let running: RunningApp;
+  let dir: string;
+  const client = randomBytes(24).toString('base64url');
+
+  beforeAll(async () => {
+    emulator = await TelegramEmulator.start();
+    bot = emulator.addBot();
+    dir = await mkdtemp(join(tmpdir(), 'relaygram-gateway-app-'));
+    const config = join(dir, 'relaygram.yaml');
+    await writeFile(
+      config,
+      [
+        'redis:',
+        '  url: redis://127.0.0.1:6379',
+        `  prefix: gw-app-${randomBytes(4).toString('hex')}`,
+        'telegram:',
+        '  api_base: https://api.telegram.org',
+        'bots:',
+        '  - id: shop-bot',
+        '    token_env: GW_APP_BOT_TOKEN',
+        '    mode: webhook',
+        '    webhook:',
+        '      url: https://relay.example.com/webhooks/telegram/shop-bot',
+        '      secret_token_env: GW_APP_WEBHOOK_SECRET',
+        '      manage: false',
+        'routes: []',
+        'clients:',
+        '  - name: site',
+        '    token_env: GW_APP_CLIENT_TOKEN',
+        '    bots: [shop-bot]',
+        '',
+      ].join('\n'),
+    );
+    running = await startApp(
+      { service: 'gateway', module: (boot) => GatewayAppModule.forRoot(boot) },
+      {
+        env: {
+          PORT: '0',
+          ADMIN_PORT: '0',
+          REDIS_URL: process.env.REDIS_URL,
+          RELAYGRAM_CONFIG: config,
+          // TELEGRAM_API_BASE points the whole app at the emulator, as in the demo.
+          TELEGRAM_API_BASE: emulator.apiRoot,
+          LOG_LEVEL: 'warn',
+          GW_APP_BOT_TOKEN: bot.token,
+          GW_APP_WEBHOOK_SECRET: 'webhook-secret-0123456789',
+          GW_APP_CLIENT_TOKEN: client,
+        },
+        signals: false,
+        logDestination: new Writable({ write: (_chunk, _enc, done) => done() }),
+      },
+    );
+  });
+  afterAll(async () => {
+    await running?.close();
+    await emulator.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('sends through the REST API with the default bot', async () => {
+    const res = await request(`${running.url}/api/v1/messages/send`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-token': client },
+      body: JSON.stringify({ chat_id: 7, text: 'from the app' }),
+    });
+    expect(res.statusCode).toBe(200);
+    expect(await res.body.json()).toMatchObject({ chat: { id: 7 }, text: 'from the app' });
+  });
+
+  it('serves the drop-in', async () => {
+    const res = await request(`${running.url}/bot${bot.id}:${client}/getMe`);
+    expect(res.statusCode).toBe(200);
+    expect(await res.body.json()).toMatchObject({ ok: true, result: { id: bot.id } });
+  });
+
+  it('counts Telegram calls by bot, method and code on /metrics', async () => {
+    const res = await request(`${running.adminUrl}/metrics`);
+    const text = await res.body.text();
+    expect(text).toMatch(
+      /relaygram_telegram_api_calls_total\{[^}]*bot="shop-bot"[^}]*method="sendMessage"[^}]*code="200"[^}]*\} 1/,
+    );
+  });
+
+  it('reports the bot reachable and the clients count on /healthz', async () => {
+    const deadline = Date.now() + 10_000;
+    let body: Record<string, unknown> = {};
+    for (;;) {
+      const res = await request(`${running.url}/healthz`);
+      body = (await res.body.json()) as Record<string, unknown>;
+      if (res.statusCode === 200 || Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(body).toMatchObject({
+      service: 'gateway',
+      clients: 1,
+      bots: [expect.objectContaining({ id: 'shop-bot', telegram_reachable: true })],
+    });
+  });
+});
