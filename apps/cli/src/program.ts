@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { version } from '../package.json';
 import { registerConfigCommands } from './commands/config.command';
+import { registerDeadCommands } from './commands/dead.command';
 import { registerWebhookCommands } from './commands/webhook.command';
 
 const ENVIRONMENT_HELP = `
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
     .showSuggestionAfterError()
     .addHelpText('after', ENVIRONMENT_HELP);
   registerConfigCommands(program);
+  registerDeadCommands(program);
   registerWebhookCommands(program);
   return program;
 }
