@@ -149,6 +149,7 @@ async function main(): Promise<void> {
       rows,
       rss: {},
       idleRss: {},
+      referenceRss: {},
       heap: {},
       details: {},
       log,

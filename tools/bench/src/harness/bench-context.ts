@@ -29,6 +29,8 @@ export interface BenchContext {
   rows: Row[];
   /** Peak RSS of each app, filled by the sections that load them, for the memory rows. */
   rss: Partial<Record<AppName, number>>;
+  /** Peak RSS of the baselines under the same load, as a reference for the apps'. */
+  referenceRss: Partial<Record<'B1' | 'B4', number>>;
   /** RSS of each app right after start-up, for comparison with its peak. */
   idleRss: Partial<Record<AppName, number>>;
   /** Heap figures of each app taken at the end of its load, to explain its RSS. */

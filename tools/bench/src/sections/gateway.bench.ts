@@ -103,7 +103,7 @@ export async function gatewayBench(ctx: BenchContext): Promise<void> {
       return;
     }
     const working = paths.filter((p) => !broken.has(p.name));
-    const rss = new RssSampler([gateway.pid]).start();
+    const rss = new RssSampler([gateway.pid, proxy.pid]).start();
 
     for (const p of working) {
       ctx.log(`gateway: warming ${p.name} up (${warmSec} s)`);
@@ -126,7 +126,9 @@ export async function gatewayBench(ctx: BenchContext): Promise<void> {
       }
     }
     ctx.heap.gateway = await scrapeHeap(gateway.adminUrl);
-    ctx.rss.gateway = rss.stop().get(gateway.pid);
+    const peaks = rss.stop();
+    ctx.rss.gateway = peaks.get(gateway.pid);
+    ctx.referenceRss.B4 = peaks.get(proxy.pid);
     ctx.idleRss.gateway = gateway.idleRssBytes;
 
     const rps = (p: Path) => (p.durationMs > 0 ? (p.ok * 1000) / p.durationMs : undefined);

@@ -3,7 +3,7 @@ import { row, failedRow } from '../report/results';
 import { BenchChild } from '../harness/bench-child';
 import type { BenchContext } from '../harness/bench-context';
 import type { ClosedLoopSpec, LoadResult } from '../harness/load-spec';
-import { CpuWindow } from '../harness/proc-stats';
+import { CpuWindow, RssSampler } from '../harness/proc-stats';
 import { deleteKeys } from '../harness/redis-target';
 import { RelaygramInstall, secret, type AppProcess } from '../harness/relaygram-install';
 import { updateJson, type UpdateStream } from '../harness/update-factory';
@@ -89,6 +89,7 @@ export async function ingressBench(ctx: BenchContext): Promise<void> {
     }
     const load = await BenchChild.start('load', { name: 'autocannon' });
     children.push(load);
+    const b1Rss = new RssSampler([b1.pid]).start();
 
     const servers: Server[] = [
       server('B1', b1Url, b1.pid, b1Prefix),
@@ -152,6 +153,7 @@ export async function ingressBench(ctx: BenchContext): Promise<void> {
       }
     }
 
+    ctx.referenceRss.B1 = b1Rss.stop().get(b1.pid);
     const [base, rg] = servers;
     const rps = (s: Server) => (s.durationMs > 0 ? (s.ok * 1000) / s.durationMs : undefined);
     const perRequest = (micros: number, s: Server) => (s.ok > 0 ? micros / s.ok : undefined);
@@ -272,6 +274,16 @@ async function probe(
   }
 }
 
+/**
+ * An error on one line for a table note: its first line and, when an app's log tail
+ * follows (a failed start), the last line of that log, which usually says why.
+ */
 export function firstLine(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).split('\n')[0];
+  const lines = (error instanceof Error ? error.message : String(error))
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const first = lines[0] ?? 'unknown error';
+  const last = lines.length > 1 ? lines[lines.length - 1].slice(0, 240) : undefined;
+  return last ? `${first} ${last}` : first;
 }

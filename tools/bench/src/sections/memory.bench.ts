@@ -47,6 +47,16 @@ export async function memoryBench(ctx: BenchContext): Promise<void> {
           }),
     );
   }
+  const references = [
+    ['B1', 'B1 bare webhook server peak RSS (reference)'],
+    ['B4', 'B4 bare proxy peak RSS (reference)'],
+  ] as const;
+  for (const [name, label] of references) {
+    const peak = ctx.referenceRss[name];
+    if (peak !== undefined) {
+      ctx.rows.push(row({ section: SECTION, name: label, unit: 'MB', value: peak / MB }));
+    }
+  }
   await redisPerDelivery(ctx);
 }
 
@@ -127,6 +137,7 @@ async function redisPerDelivery(ctx: BenchContext): Promise<void> {
       rssBytes: ctx.rss,
       heap: ctx.heap,
       idleRssBytes: ctx.idleRss,
+      referenceRssBytes: ctx.referenceRss,
       redis: {
         pending,
         queued,
