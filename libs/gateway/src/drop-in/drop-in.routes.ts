@@ -30,6 +30,8 @@ import { MultipartNameScanner, MultipartScanError } from './multipart-name-scann
 
 /** JSON and form bodies are read whole to be checked; Telegram's calls are far smaller. */
 const MAX_BUFFERED_BODY = 1024 * 1024;
+/** Answers up to this size are read whole before they are sent on (files stream). */
+const MAX_BUFFERED_ANSWER = 256 * 1024;
 /** Room for the text fields of a multipart upload on top of the file limit. */
 const MULTIPART_SLACK = 1024 * 1024;
 const ALL_METHODS: HTTPMethods[] = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];
@@ -47,6 +49,7 @@ const METHOD_PARAMETER = dropInError(
 );
 const BAD_JSON = dropInError(400, "Bad Request: can't parse JSON object");
 const AMBIGUOUS_BODY = dropInError(400, 'Bad Request: unsupported Content-Type');
+const MALFORMED_MULTIPART = dropInError(400, 'Bad Request: malformed multipart body');
 const TOO_LARGE = dropInError(413, 'Request Entity Too Large');
 
 /**
@@ -231,7 +234,7 @@ async function relay(
         deps,
         request,
         reply,
-        refusal instanceof MethodFieldError ? METHOD_PARAMETER : AMBIGUOUS_BODY,
+        refusal instanceof MethodFieldError ? METHOD_PARAMETER : MALFORMED_MULTIPART,
       );
     }
     if (gate?.tooLarge) return refuse(deps, request, reply, TOO_LARGE);
@@ -241,9 +244,32 @@ async function relay(
   }
   // Telegram answered before the body ended (it refused early): drop the rest.
   if (gate && !gate.sourceEnded) gate.refuse();
+  let body: Readable | Buffer = answer.body;
+  if (isSmall(answer)) {
+    // Bot API answers are small: sent as one buffer they cost less than a piped stream,
+    // and a connection lost mid-answer still gets a proper 502.
+    try {
+      body = await readAll(answer.body);
+    } catch (error) {
+      const failure = dropInTelegramFailure(error);
+      logCall(deps, request, failure.status, error instanceof Error ? error.message : undefined);
+      return sendAnswer(reply, failure);
+    }
+  }
   logCall(deps, request, answer.statusCode);
   reply.code(answer.statusCode).headers(answer.headers);
-  return reply.send(answer.body);
+  return reply.send(body);
+}
+
+function isSmall(answer: StreamedResponse): boolean {
+  const length = Number(answer.headers['content-length']);
+  return Number.isSafeInteger(length) && length <= MAX_BUFFERED_ANSWER;
+}
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream as AsyncIterable<Buffer>) chunks.push(chunk);
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
 }
 
 class MethodFieldError extends Error {
