@@ -11,7 +11,6 @@ import { GatewayTelegramService } from './telegram/gateway-telegram.service';
  */
 @Module({
   providers: [GatewayTelegramService, GatewayHealthService, GatewayRoutesRegistrar],
-  exports: [GatewayTelegramService],
 })
 export class GatewayModule {
   static forRoot(options: GatewayOptions = {}): DynamicModule {

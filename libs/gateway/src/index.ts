@@ -1,5 +1,4 @@
 export { GatewayModule } from './gateway.module';
 export type { GatewayOptions } from './gateway.options';
-export { GatewayTelegramService } from './telegram/gateway-telegram.service';
 export { isReservedMethod, hasRedirectingMethod } from './access/method-rules';
 export { REST_PREFIX } from './rest/rest-api.routes';

@@ -17,7 +17,7 @@ import {
 } from '../access/method-rules';
 import { accessOf, declareAccess, grantAccess } from '../access/request-access';
 import type { GatewayRouteDeps } from '../rest/rest-api.routes';
-import { parseForm } from '../rest/rest-api.routes';
+import { parseForm } from '../rest/form-body';
 import {
   dropInError,
   dropInTelegramFailure,

@@ -21,6 +21,7 @@ import { restTelegramFailure, retryDelayMs } from '../telegram/telegram-error.ma
 import type { GatewayTelegramService } from '../telegram/gateway-telegram.service';
 import { isPlainObject } from './dto/field.decorators';
 import { runMultipartCall, type PreparedParams } from '../uploads/multipart-call';
+import { parseForm } from './form-body';
 import { restDenial, type RestAnswer } from './rest-answers';
 import {
   fromFormFields,
@@ -345,16 +346,6 @@ function installBodyParsers(api: FastifyInstance): void {
 async function installMultipart(api: FastifyInstance): Promise<void> {
   if (api.hasRequestDecorator('isMultipart')) return;
   await api.register(fastifyMultipart, { throwFileSizeLimit: false });
-}
-
-/** A form as an object without a prototype, so no field name can reach one. */
-export function parseForm(text: string): Record<string, string> {
-  const fields = Object.create(null) as Record<string, string>;
-  for (const [name, value] of new URLSearchParams(text)) {
-    // Telegram reads the first value of a repeated parameter.
-    if (!(name in fields)) fields[name] = value;
-  }
-  return fields;
 }
 
 function restErrorHandler(logger: Logger) {
