@@ -4,7 +4,6 @@ export * from './health/bot-status-reader';
 export { webhookProblem, WEBHOOK_ERROR_WINDOW_MS } from './health/webhook-drift';
 export * from './metrics/relaygram-metrics';
 export * from './logging/logger';
-export * from './logging/log-lines';
 export { currentRequestContext, REQUEST_ID_HEADER } from './logging/request-context';
 export * from './bootstrap/run-app';
 export { isManagementOnlyPath, MANAGEMENT_ONLY_PREFIXES } from './bootstrap/management-listener';

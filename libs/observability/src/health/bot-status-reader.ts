@@ -107,10 +107,7 @@ export class BotStatusReader {
       const info = report?.webhook;
       status.webhook = { expected_url: displayUrl(bot.webhook.url), ...info };
       // A reporter that already found the bot unhealthy has said why.
-      const drift =
-        info && status.healthy && bot.webhook.manage
-          ? webhookProblem(info, bot.webhook.url)
-          : undefined;
+      const drift = info && status.healthy ? webhookProblem(info, bot.webhook.url) : undefined;
       if (drift) {
         status.healthy = false;
         problems.push(drift);

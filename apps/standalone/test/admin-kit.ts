@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { startApp, type RunningApp } from '@relaygram/observability';
+import { createRedis, waitForRedis, type RelaygramRedis } from '@relaygram/queue';
+import { request } from 'undici';
+import { stringify } from 'yaml';
+import { StandaloneAppModule } from '../src/app.module';
+
+/** A config file in a directory of its own, removed by `cleanup`. */
+export function writeConfig(config: object): { path: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'relaygram-ops-'));
+  const path = join(dir, 'relaygram.yaml');
+  writeFileSync(path, stringify(config));
+  return { path, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export function uniquePrefix(name: string): string {
+  return `t-${name}-${randomUUID().slice(0, 8)}`;
+}
+
+export interface CapturedLogs {
+  stream: Writable;
+  lines: string[];
+}
+
+export function captureLogs(): CapturedLogs {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      done();
+    },
+  });
+  return { stream, lines };
+}
+
+export function bootStandalone(
+  configPath: string,
+  env: Record<string, string | undefined>,
+  logs = captureLogs(),
+): Promise<RunningApp> {
+  return startApp(
+    { service: 'standalone', module: (boot) => StandaloneAppModule.forRoot(boot) },
+    {
+      env: {
+        PORT: '0',
+        ADMIN_PORT: '0',
+        REDIS_URL: process.env.REDIS_URL,
+        RELAYGRAM_CONFIG: configPath,
+        LOG_LEVEL: 'info',
+        ...env,
+      },
+      signals: false,
+      logDestination: logs.stream,
+    },
+  );
+}
+
+/** Deletes every key of a test's prefix. */
+export async function dropPrefix(prefix: string, url = process.env.REDIS_URL): Promise<void> {
+  const redis: RelaygramRedis = createRedis(url ?? 'redis://127.0.0.1:6379', {
+    connectionName: `test-cleanup-${prefix}`,
+  });
+  try {
+    if (!(await waitForRedis(redis))) return;
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+export async function getJson(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Record<string, unknown>; headers: Record<string, unknown> }> {
+  const res = await request(url, { headers });
+  const text = await res.body.text();
+  return {
+    status: res.statusCode,
+    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+    headers: res.headers,
+  };
+}
+
+/** Polls until `check` returns a value other than undefined; fails with `what` after the deadline. */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline)
+      throw new Error(
+        `${what}: not within ${timeoutMs} ms${last instanceof Error ? ` (${last.message})` : ''}`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Samples of a Prometheus text exposition: `name{labels} value`. */
+export interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+export function parseMetrics(text: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match) throw new Error(`not a sample line: ${line}`);
+    const labels: Record<string, string> = {};
+    for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[pair[1]] = pair[2];
+    samples.push({ name: match[1], labels, value: Number(match[3]) });
+  }
+  return samples;
+}
+
+/** Sum of the samples of `name` whose labels include `labels`. */
+export function metricValue(
+  samples: Sample[],
+  name: string,
+  labels: Record<string, string> = {},
+): number {
+  return samples
+    .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+    .reduce((sum, s) => sum + s.value, 0);
+}
