@@ -412,9 +412,13 @@
     button.disabled = true;
     return api(method, path)
       .then(function () {
+        var message = done + ' ' + card.getAttribute('data-id') + '.';
         card.remove();
-        say(done + ' ' + card.getAttribute('data-id') + '.');
-        if (!$('letters').children.length) loadLetters(true);
+        if ($('letters').children.length) return say(message);
+        // The page is empty now: load the next one, then tell what was done.
+        return loadLetters(true).then(function () {
+          say(message);
+        });
       })
       .catch(function (error) {
         button.disabled = false;

@@ -1,0 +1,195 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RunningApp } from '@relaygram/observability';
+import { RecordingReceiver, TelegramEmulator, type BotIdentity } from '@relaygram/testing';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import {
+  bootStandalone,
+  dropPrefix,
+  eventually,
+  getJson,
+  uniquePrefix,
+  writeConfig,
+} from './admin-kit';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOTS = join(__dirname, 'screenshots');
+const ADMIN_TOKEN = 'page-test-admin-token-0123456789';
+
+/**
+ * The admin page in Debian's Chromium against the standalone process: sign in, find a
+ * dead letter, re-send it and see the receiver get it; delete another.
+ */
+describe('admin page in a browser (standalone)', () => {
+  let browser: Browser;
+  let emulator: TelegramEmulator;
+  let receiver: RecordingReceiver;
+  let sol: BotIdentity;
+  let prefix: string;
+  let config: ReturnType<typeof writeConfig>;
+  let app: RunningApp;
+  /** While true the receiver refuses every update with a 400, so each one goes dead. */
+  let refusing = true;
+  const pageErrors: string[] = [];
+
+  const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+  async function deadLetterOf(text: string): Promise<string> {
+    return eventually(`the dead letter of "${text}"`, async () => {
+      const { body } = await getJson(`${app.adminUrl}/admin/api/dead-letters?route=site`, admin);
+      const items = body.items as {
+        delivery_id: string;
+        update: { message?: { text?: string } };
+      }[];
+      return items.find((item) => item.update.message?.text === text)?.delivery_id;
+    });
+  }
+
+  async function openPage(viewport: { width: number; height: number }): Promise<Page> {
+    const page = await browser.newPage({ viewport });
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.on('console', (message) => {
+      // Chromium reports every 4xx answer as a console error; the 401 test causes one.
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
+        pageErrors.push(message.text());
+    });
+    await page.goto(`${app.adminUrl}/admin`);
+    return page;
+  }
+
+  async function signIn(page: Page, token: string): Promise<void> {
+    await page.fill('#token', token);
+    await page.click('#login-form button[type=submit]');
+  }
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(
+        `the browser test needs Debian's Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run installs it)`,
+      );
+    }
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+        '--disable-sync',
+      ],
+    });
+    emulator = await TelegramEmulator.start();
+    receiver = await RecordingReceiver.start();
+    receiver.respondWith(() =>
+      refusing ? { status: 400, body: { error: 'cannot take this one' } } : { status: 204 },
+    );
+    sol = emulator.addBot({ username: 'sol_page_bot' });
+    prefix = uniquePrefix('admin-page');
+    config = writeConfig({
+      redis: { url: 'redis://127.0.0.1:6379', prefix },
+      telegram: { api_base: emulator.apiRoot },
+      bots: [{ id: 'sol', token_env: 'SOL_TOKEN', mode: 'polling' }],
+      routes: [{ name: 'site', bots: ['sol'], target_url: `${receiver.url}/site` }],
+      clients: [],
+    });
+    app = await bootStandalone(config.path, { ADMIN_TOKEN, SOL_TOKEN: sol.token });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+    await receiver?.stop();
+    await emulator?.stop();
+    await dropPrefix(prefix);
+    config?.cleanup();
+  });
+
+  it('refuses a wrong token and says so', async () => {
+    const page = await openPage({ width: 1024, height: 768 });
+    await signIn(page, 'not-the-token');
+    await page.waitForSelector('#status.error');
+    expect(await page.textContent('#status')).toMatch(/refused/);
+    expect(await page.isVisible('#login')).toBe(true);
+    expect(await page.evaluate(() => sessionStorage.getItem('relaygram-admin-token'))).toBeNull();
+    await page.close();
+  });
+
+  it('signs in, shows a dead letter, re-sends it and the receiver gets it', async () => {
+    emulator.message(sol.token, { chatId: 42, text: 'please re-send me' });
+    const deliveryId = await deadLetterOf('please re-send me');
+
+    const page = await openPage({ width: 1280, height: 900 });
+    await signIn(page, ADMIN_TOKEN);
+    await page.waitForSelector('#bots .bot[data-id="sol"]');
+    expect(await page.textContent('#service')).toBe('standalone');
+    expect(await page.textContent('#bots .bot[data-id="sol"]')).toContain('healthy');
+    await page.screenshot({ path: join(SCREENSHOTS, 'admin-bots.png'), fullPage: true });
+
+    await page.click('#tab-routes');
+    await page.waitForSelector('#routes .route[data-name="site"]');
+    expect(await page.textContent('#routes .route[data-name="site"]')).toContain('1 dead');
+    await page.screenshot({ path: join(SCREENSHOTS, 'admin-routes.png'), fullPage: true });
+
+    await page.click('#tab-queue');
+    const card = `#letters .letter[data-id="${deliveryId}"]`;
+    await page.waitForSelector(card);
+    const text = await page.textContent(card);
+    expect(text).toContain('rejected');
+    expect(text).toContain('400');
+    await page.screenshot({ path: join(SCREENSHOTS, 'admin-queue.png'), fullPage: true });
+
+    // The token lives in this tab's sessionStorage, never in the address.
+    expect(page.url()).not.toContain(ADMIN_TOKEN);
+    expect(await page.evaluate(() => sessionStorage.getItem('relaygram-admin-token'))).toBe(
+      ADMIN_TOKEN,
+    );
+
+    refusing = false;
+    await page.click(`${card} button.resend`);
+    await page.waitForSelector(card, { state: 'detached' });
+    const delivery = await receiver.waitFor(
+      (d) => d.headers['x-relaygram-delivery-id'] === deliveryId && d.status === 204,
+      { timeoutMs: 10_000 },
+    );
+    expect((delivery.json as { message: { text: string } }).message.text).toBe('please re-send me');
+    expect(await page.textContent('#status')).toContain(`Re-sent ${deliveryId}`);
+    await page.screenshot({ path: join(SCREENSHOTS, 'admin-resent.png'), fullPage: true });
+    const gone = await getJson(`${app.adminUrl}/admin/api/dead-letters/${deliveryId}`, admin);
+    expect(gone.status).toBe(404);
+    await page.close();
+  });
+
+  it('deletes a dead letter, and reads on a phone without sideways scrolling', async () => {
+    refusing = true;
+    emulator.message(sol.token, { chatId: 43, text: 'delete me' });
+    const deliveryId = await deadLetterOf('delete me');
+
+    const page = await openPage({ width: 390, height: 844 });
+    await signIn(page, ADMIN_TOKEN);
+    await page.waitForSelector('#app:not([hidden])');
+    await page.click('#tab-queue');
+    await page.selectOption('#filter-route', 'site');
+    await page.click('#filters button[type=submit]');
+    const card = `#letters .letter[data-id="${deliveryId}"]`;
+    await page.waitForSelector(card);
+    const overflow = await page.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    );
+    expect(overflow).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: join(SCREENSHOTS, 'admin-queue-phone.png'), fullPage: true });
+
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.click(`${card} button.delete`);
+    await page.waitForSelector(card, { state: 'detached' });
+    const gone = await getJson(`${app.adminUrl}/admin/api/dead-letters/${deliveryId}`, admin);
+    expect(gone.status).toBe(404);
+    await page.close();
+  });
+
+  it('ran without a script error or a blocked resource', () => {
+    expect(pageErrors).toEqual([]);
+  });
+});
