@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { version } from '../package.json';
 import { registerConfigCommands } from './commands/config.command';
 import { registerDeadCommands } from './commands/dead.command';
+import { registerStatusCommand } from './commands/status.command';
 import { registerWebhookCommands } from './commands/webhook.command';
 
 const ENVIRONMENT_HELP = `
@@ -23,5 +24,6 @@ export function buildProgram(): Command {
   registerConfigCommands(program);
   registerDeadCommands(program);
   registerWebhookCommands(program);
+  registerStatusCommand(program);
   return program;
 }
