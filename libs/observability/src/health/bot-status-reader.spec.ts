@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import { ConfigService, type RelaygramConfig, type RuntimeEnv } from '@relaygram/config';
+import { createRedis, queueContext, waitForRedis, type QueueContext } from '@relaygram/queue';
+import { BotStatusReader } from './bot-status-reader';
+import { HealthRegistry } from './health-registry';
+
+const HOOK = 'https://relay.example.com/webhooks/telegram/shop';
+
+function configWith(bots: object[]): ConfigService {
+  const config = { bots, routes: [], clients: [], warnings: [], source: 'test' };
+  return new ConfigService(config as unknown as RelaygramConfig, {} as RuntimeEnv, 'dispatcher');
+}
+
+describe('BotStatusReader', () => {
+  let ctx: QueueContext;
+  const prefix = `t-bot-status-${randomUUID().slice(0, 8)}`;
+  const bots = [
+    { id: 'sol', mode: 'polling' },
+    { id: 'shop', mode: 'webhook', webhook: { url: HOOK, manage: true } },
+  ];
+
+  beforeAll(async () => {
+    const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    if (!(await waitForRedis(redis))) throw new Error('no Redis at REDIS_URL');
+    ctx = queueContext(redis, prefix);
+  });
+
+  afterAll(async () => {
+    let cursor = '0';
+    do {
+      const [next, keys] = await ctx.redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await ctx.redis.del(...keys);
+    } while (cursor !== '0');
+    await ctx.redis.quit();
+  });
+
+  it('lists every configured bot, healthy and unknown when nobody reported on it', async () => {
+    const reader = new BotStatusReader(new HealthRegistry(), configWith(bots), ctx);
+    expect(await reader.read({ redis: true })).toEqual([
+      {
+        id: 'sol',
+        mode: 'polling',
+        polling: false,
+        healthy: true,
+        queue: 0,
+        dead: 0,
+        state: 'unknown',
+      },
+      {
+        id: 'shop',
+        mode: 'webhook',
+        polling: false,
+        healthy: true,
+        queue: 0,
+        dead: 0,
+        state: 'unknown',
+        webhook: { expected_url: HOOK },
+      },
+    ]);
+  });
+
+  it("reads ingress's state from Redis in a process without ingress, with the queue counts", async () => {
+    const { redis, keys } = ctx;
+    await redis.hset(keys.botState('sol'), {
+      poller_state: 'conflict',
+      poller_problem: '409 from another poller',
+    });
+    await redis.set(keys.pollerLease('sol'), 'replica-1', 'PX', 60_000);
+    await redis.hset(keys.botState('shop'), {
+      webhook_info: JSON.stringify({ url: 'https://old.example.com/x', pending_update_count: 2 }),
+    });
+    await redis.hset(keys.botStats('sol'), 'queued', 4);
+    const reader = new BotStatusReader(new HealthRegistry(), configWith(bots), ctx);
+    const [sol, shop] = await reader.read({ redis: true });
+    expect(sol).toMatchObject({
+      polling: true,
+      healthy: false,
+      state: 'conflict',
+      problem: '409 from another poller',
+      queue: 4,
+    });
+    expect(shop).toMatchObject({
+      healthy: false,
+      webhook: { expected_url: HOOK, url: 'https://old.example.com/x', pending_update_count: 2 },
+      problem: expect.stringContaining('old.example.com'),
+    });
+  });
+
+  it('prefers the in-process ingress and merges the other features', async () => {
+    const registry = new HealthRegistry();
+    registry.addBotHealthSource('ingress', () => [
+      { id: 'sol', mode: 'polling', polling: true, healthy: true, state: 'polling' },
+    ]);
+    registry.addBotHealthSource('gateway', () => [
+      {
+        id: 'sol',
+        mode: 'polling',
+        polling: false,
+        healthy: false,
+        problem: 'getMe: 401',
+        clients: 1,
+      },
+      { id: 'gone', mode: 'polling', polling: false, healthy: false },
+    ]);
+    const reader = new BotStatusReader(registry, configWith(bots), ctx);
+    const statuses = await reader.read({ redis: true });
+    expect(statuses.map((s) => s.id)).toEqual(['sol', 'shop']);
+    expect(statuses[0]).toMatchObject({
+      polling: true,
+      healthy: false,
+      state: 'polling',
+      problem: 'getMe: 401',
+      clients: 1,
+    });
+    expect(statuses[1]).toMatchObject({ state: 'unknown', healthy: true });
+  });
+
+  it('gives null counts when Redis is not to be asked', async () => {
+    const reader = new BotStatusReader(new HealthRegistry(), configWith(bots), ctx);
+    const [sol] = await reader.read({ redis: false });
+    expect(sol).toMatchObject({ queue: null, dead: null, state: 'unknown' });
+  });
+});
