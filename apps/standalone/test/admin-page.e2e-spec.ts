@@ -15,6 +15,10 @@ import {
 const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = join(__dirname, 'screenshots');
 const ADMIN_TOKEN = 'page-test-admin-token-0123456789';
+// Run in the page (this file is compiled without the DOM types).
+const STORED_TOKEN = "sessionStorage.getItem('relaygram-admin-token')";
+const SIDEWAYS_OVERFLOW =
+  'document.documentElement.scrollWidth - document.documentElement.clientWidth';
 
 /**
  * The admin page in Debian's Chromium against the standalone process: sign in, find a
@@ -113,7 +117,7 @@ describe('admin page in a browser (standalone)', () => {
     await page.waitForSelector('#status.error');
     expect(await page.textContent('#status')).toMatch(/refused/);
     expect(await page.isVisible('#login')).toBe(true);
-    expect(await page.evaluate(() => sessionStorage.getItem('relaygram-admin-token'))).toBeNull();
+    expect(await page.evaluate(STORED_TOKEN)).toBeNull();
     await page.close();
   });
 
@@ -143,9 +147,7 @@ describe('admin page in a browser (standalone)', () => {
 
     // The token lives in this tab's sessionStorage, never in the address.
     expect(page.url()).not.toContain(ADMIN_TOKEN);
-    expect(await page.evaluate(() => sessionStorage.getItem('relaygram-admin-token'))).toBe(
-      ADMIN_TOKEN,
-    );
+    expect(await page.evaluate(STORED_TOKEN)).toBe(ADMIN_TOKEN);
 
     refusing = false;
     await page.click(`${card} button.resend`);
@@ -175,9 +177,7 @@ describe('admin page in a browser (standalone)', () => {
     await page.click('#filters button[type=submit]');
     const card = `#letters .letter[data-id="${deliveryId}"]`;
     await page.waitForSelector(card);
-    const overflow = await page.evaluate(
-      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
-    );
+    const overflow = await page.evaluate<number>(SIDEWAYS_OVERFLOW);
     expect(overflow).toBeLessThanOrEqual(0);
     await page.screenshot({ path: join(SCREENSHOTS, 'admin-queue-phone.png'), fullPage: true });
 

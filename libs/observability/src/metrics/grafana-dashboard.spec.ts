@@ -19,7 +19,7 @@ describe('the Grafana dashboard', () => {
   const histograms = new Set(
     metrics.registry
       .getMetricsAsArray()
-      .filter((m) => (m as { type?: string }).type === 'histogram')
+      .filter((m) => (m as unknown as { type?: string }).type === 'histogram')
       .map((m) => m.name),
   );
 
