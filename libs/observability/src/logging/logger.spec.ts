@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { Secret } from '@relaygram/config';
 import { createLogger, displayUrl, redactText, redactUrl } from './logger';
 import { runWithRequestContext } from './request-context';
 
@@ -49,16 +50,29 @@ describe('createLogger', () => {
     logger.info(
       {
         req: { headers: { authorization: 'Bearer admin', 'x-service-token': 'client' } },
-        headers: { 'x-telegram-bot-api-secret-token': 'hook' },
-        route: { signingSecret: 'sign', service_token: 'svc' },
+        headers: { 'x-telegram-bot-api-secret-token': 'hook', cookie: 'c=1' },
+        route: { name: 'site', signingSecret: 'sign', service_token: 'svc' },
         token: 'top',
       },
       'hello',
     );
     const text = JSON.stringify(lines[0]);
-    for (const secret of ['Bearer admin', 'client', 'hook', 'sign', 'svc', 'top'])
+    for (const secret of ['Bearer admin', 'client', 'hook', 'c=1', 'sign', 'svc', 'top'])
       expect(text).not.toContain(`"${secret}"`);
-    expect(lines[0]).toMatchObject({ token: '***', route: { signingSecret: '***' } });
+    expect(lines[0]).toMatchObject({
+      token: '***',
+      route: { name: 'site', signingSecret: '***' },
+    });
+  });
+
+  it('prints config secrets nested anywhere as ***', () => {
+    const { logger, raw } = capture();
+    logger.info(
+      { bot: { id: 'sol', token: new Secret(TOKEN) }, deep: { a: { b: new Secret('s3') } } },
+      'x',
+    );
+    expect(raw.join('')).not.toContain(TOKEN.split(':')[1]);
+    expect(raw.join('')).not.toContain('s3');
   });
 
   it('keeps URLs and paths readable with the token masked', () => {

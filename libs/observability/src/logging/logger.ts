@@ -3,47 +3,50 @@ import pino, { type Logger } from 'pino';
 import type { LogLevel } from '@relaygram/config';
 import { currentRequestContext } from './request-context';
 
+const SECRET_HEADERS = [
+  'authorization',
+  'cookie',
+  'x-telegram-bot-api-secret-token',
+  'x-service-token',
+  'x-webhook-signature',
+  'webhook-signature',
+];
+const SECRET_FIELDS = [
+  'token',
+  'secret',
+  'authorization',
+  'secret_token',
+  'secretToken',
+  'admin_token',
+  'adminToken',
+  'signing_secret',
+  'signingSecret',
+  'service_token',
+  'serviceToken',
+];
+
 /**
  * Every place a secret could reach a log line: headers that carry tokens and
  * signatures, fields named like secrets, and URLs (the Bot API drop-in path holds a
  * client token: `/bot<id>:<token>/...`). Paths ending in `url` or `path` keep their
  * value with the token masked; the others become `***`.
+ *
+ * Explicit paths only: a wildcard (`*.token`) makes pino walk every line and cost
+ * several times the line itself. Secrets from the config are `Secret` objects, which
+ * print as `***` wherever they are nested, and the final text filter (redactText)
+ * masks bot tokens and drop-in paths anywhere in a line.
  */
 export const REDACT_PATHS = [
-  'req.headers.authorization',
-  'req.headers["x-telegram-bot-api-secret-token"]',
-  'req.headers["x-service-token"]',
-  'req.headers["x-webhook-signature"]',
-  'req.headers["webhook-signature"]',
-  'req.headers.cookie',
-  'headers.authorization',
-  'headers["x-telegram-bot-api-secret-token"]',
-  'headers["x-service-token"]',
-  'headers["x-webhook-signature"]',
-  'headers["webhook-signature"]',
-  'headers.cookie',
-  'token',
-  'secret',
-  'authorization',
-  'secret_token',
-  'admin_token',
-  'adminToken',
-  '*.token',
-  '*.secret',
-  '*.secretToken',
-  '*.secret_token',
-  '*.signingSecret',
-  '*.signing_secret',
-  '*.serviceToken',
-  '*.service_token',
-  '*.adminToken',
-  '*.admin_token',
-  '*.authorization',
+  ...['req.headers', 'request.headers', 'headers'].flatMap((parent) =>
+    SECRET_HEADERS.map((header) => `${parent}["${header}"]`),
+  ),
+  ...SECRET_FIELDS,
+  ...SECRET_FIELDS.map((field) => `route.${field}`),
+  ...SECRET_FIELDS.map((field) => `client.${field}`),
   'url',
   'path',
   'req.url',
-  '*.url',
-  '*.path',
+  'request.url',
 ];
 
 // `/bot123:SECRET/sendMessage` and `/file/bot123:SECRET/...` keep only `/bot123:` and a mask.
