@@ -22,7 +22,7 @@ import { processorFor, type JobHandler } from './job-processors';
 interface RouteWorker {
   route: string;
   worker: Worker<DrainLaneJob>;
-  /** Its own connection: BullMQ blocks on it, and the lane scripts ride on it too. */
+  /** BullMQ's connection for this route's worker (it blocks on a duplicate of it). */
   connection: RelaygramRedis;
   running: Promise<void>;
 }
@@ -42,13 +42,29 @@ export class DeliveryWorkers {
   readonly #workers = new Map<string, RouteWorker>();
   readonly #closing = new Set<Promise<void>>();
   readonly #workerName = `dispatcher@${hostname()}:${process.pid}`;
+  /**
+   * The lane scripts of every route go over one connection of their own: it waits for
+   * Redis rather than failing (a blip must not fail jobs), and it pipelines the
+   * commands of one tick into one write. Kept apart from BullMQ's connections, which
+   * carry BullMQ's forty-odd scripts that an auto-pipeline would copy on every tick.
+   */
+  readonly #laneConnection: RelaygramRedis;
+  readonly #lanes: LaneStore;
 
   constructor(
     private readonly ctx: QueueContext,
     private readonly drainer: LaneDrainer,
     private readonly logger: Logger,
     private readonly settings: DeliveryWorkersSettings,
-  ) {}
+  ) {
+    this.#laneConnection = createRedis(settings.redisUrl, {
+      mode: 'blocking',
+      connectionName: 'relaygram-dispatcher-lanes',
+      autoPipelining: true,
+    });
+    this.#laneConnection.on('error', () => undefined);
+    this.#lanes = new LaneStore(queueContext(this.#laneConnection, ctx.keys.prefix));
+  }
 
   routes(): string[] {
     return [...this.#workers.keys()];
@@ -65,7 +81,7 @@ export class DeliveryWorkers {
       mode: 'blocking',
       connectionName: `relaygram-dispatcher-${route}`,
     });
-    const lanes = new LaneStore(queueContext(connection, this.ctx.keys.prefix));
+    const lanes = this.#lanes;
     const drainLane: JobHandler<JobName.DrainLane> = (job, token) =>
       this.drainer.drain(job, token, lanes);
     const processor = processorFor(QueueName.Delivery, {
@@ -123,8 +139,9 @@ export class DeliveryWorkers {
   status(): { running: string[]; down: string[] } {
     const running: string[] = [];
     const down: string[] = [];
+    const lanesUp = this.#laneConnection.status === 'ready';
     for (const { route, worker, connection } of this.#workers.values()) {
-      (worker.isRunning() && connection.status === 'ready' ? running : down).push(route);
+      (lanesUp && worker.isRunning() && connection.status === 'ready' ? running : down).push(route);
     }
     return { running, down };
   }
@@ -132,6 +149,7 @@ export class DeliveryWorkers {
   async close(): Promise<void> {
     const all = [...this.#workers.keys()].map((route) => this.remove(route));
     await Promise.all([...all, ...this.#closing]);
+    await this.#laneConnection.quit().catch(() => this.#laneConnection.disconnect());
   }
 
   async #close(entry: RouteWorker): Promise<void> {
