@@ -7,7 +7,15 @@ export type LaneKey =
   | { kind: 'chat'; chatId: number | string }
   | { kind: 'user'; userId: number | string }
   | { kind: 'shared' }
-  | { kind: 'single'; deliveryId: string };
+  | { kind: 'single'; deliveryId: string }
+  /**
+   * One of a route's NONE_LANE_SPREAD lanes for `none` ordering, where the lane store
+   * keeps single-delivery lanes until one needs a retry (libs/queue/README.md).
+   */
+  | { kind: 'spread'; slot: number };
+
+/** How many spread lanes a (route, bot) has: at least the largest `concurrency` (1000). */
+export const NONE_LANE_SPREAD = 1024;
 
 export function laneId(route: string, bot: string, key: LaneKey): string {
   switch (key.kind) {
@@ -19,6 +27,8 @@ export function laneId(route: string, bot: string, key: LaneKey): string {
       return `${route}.${bot}.all`;
     case 'single':
       return `${route}.${bot}.d${key.deliveryId}`;
+    case 'spread':
+      return `${route}.${bot}.n${key.slot}`;
   }
 }
 
