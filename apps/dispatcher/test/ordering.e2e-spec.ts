@@ -1,4 +1,5 @@
-import { readRouteStats } from '@relaygram/queue';
+import { laneId } from '@relaygram/contracts';
+import { newDeliveryId, readRouteStats, storedLane } from '@relaygram/queue';
 import { RecordingReceiver, type Delivery } from '@relaygram/testing';
 import { DispatcherHarness, eventually, messageUpdate } from './support/dispatcher-harness';
 
@@ -115,7 +116,7 @@ routes:
     expect(instances).toEqual(new Set(['one', 'two']));
   });
 
-  it('none: a retry does not hold back the updates after it', async () => {
+  it('none: a retry does not hold back the updates after it, even in one spread lane', async () => {
     h.writeConfig(`
 routes:
   - name: loose
@@ -131,12 +132,29 @@ routes:
       }
       return { status: 204 };
     });
+    // Delivery ids that the store keeps in one spread lane: the failing first one must
+    // move aside rather than hold the other four.
+    const single = (id: string) => laneId('loose', 'bot-a', { kind: 'single', deliveryId: id });
+    const ids = [newDeliveryId()];
+    while (ids.length < 5) {
+      const id = newDeliveryId();
+      if (storedLane(single(id)) === storedLane(single(ids[0]))) ids.push(id);
+    }
+    for (const [i, deliveryId] of ids.entries()) {
+      const update = messageUpdate(i + 1, 1);
+      await h.fixture.enqueuer.enqueue({
+        bot: 'bot-a',
+        updateId: update.update_id,
+        body: Buffer.from(JSON.stringify(update)),
+        deliveries: [{ route: 'loose', lane: single(deliveryId), deliveryId }],
+      });
+    }
     await h.start();
-    for (let id = 1; id <= 5; id++) await h.enqueue(messageUpdate(id, 1));
     await receiver.waitFor((d) => updateIdOf(d) === 1 && ok(d), { timeoutMs: 10_000 });
-    const okOrder = receiver.deliveries.filter(ok).map(updateIdOf);
-    expect(okOrder.slice(0, 4).sort()).toEqual([2, 3, 4, 5]);
-    expect(okOrder[4]).toBe(1);
+    expect(receiver.deliveries.map(updateIdOf)).toEqual([1, 2, 3, 4, 5, 1]);
+    const retried = receiver.deliveries[5];
+    expect(retried.headers['x-webhook-attempt']).toBe('2');
+    expect(retried.headers['x-relaygram-delivery-id']).toBe(ids[0]);
   });
 
   it('a slow route (2 s answers) does not slow a fast route on the same dispatcher', async () => {

@@ -161,7 +161,7 @@ routes:
   });
 
   it('timeout: the attempt is cut at the route timeout and retried', async () => {
-    const { updateId } = await send(10, [{ status: 204, delayMs: 1_500 }]);
+    const { updateId } = await send(10, [{ status: 204, delayMs: 3_000 }]);
     await deliveredAfter(updateId, 2);
   });
 

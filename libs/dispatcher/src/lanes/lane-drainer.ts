@@ -1,11 +1,15 @@
 import { DelayedError, type Job } from 'bullmq';
 import { AttemptOutcome, DeadReason, parseLaneId, type DrainLaneJob } from '@relaygram/contracts';
-import type {
-  DeadLetterInfo,
-  DrainScheduler,
-  LaneHead,
-  LaneStore,
-  ThenWhat,
+import {
+  isSpreadLane,
+  ownLane,
+  type DeadLetterInfo,
+  type DrainScheduler,
+  type FinishResult,
+  type LaneHead,
+  type LaneStore,
+  type RetryInfo,
+  type ThenWhat,
 } from '@relaygram/queue';
 import type { Logger } from 'pino';
 import { classifyAttempt, isExpired, type AttemptResult } from '../delivery/attempt-classifier';
@@ -25,6 +29,12 @@ export interface LaneDrainerSettings {
 
 type Finish = { delivered: true } | { delivered: false; dead: DeadLetterInfo };
 
+/** What to do with the head after an attempt. */
+type Step =
+  | { kind: 'finish'; finish: Finish }
+  /** A spread lane's head to retry: it moves to a lane of its own, the lane goes on. */
+  | { kind: 'detach'; retry: RetryInfo };
+
 /**
  * The drain job's processor: it delivers the head of its lane, then the next, one at a
  * time, while its job holds the lane's generation (SPEC section 5, libs/queue/README.md).
@@ -34,7 +44,9 @@ type Finish = { delivered: true } | { delivered: false; dead: DeadLetterInfo };
  *   deliveries or `batchTimeMs` the lane is yielded to a new drain job instead, so a
  *   busy lane cannot hold a worker slot while other lanes wait.
  * - retry: the attempt is recorded with the lane (count, last answer, next time) and the
- *   job is moved to BullMQ's delayed set; the lane waits, and only this lane.
+ *   job is moved to BullMQ's delayed set; the lane waits, and only this lane. In a
+ *   spread lane (`none` ordering) the head moves to a lane of its own instead, with a
+ *   delayed job, and the spread lane goes on at once: retries overtake.
  * - `stale` at any step: a newer job owns the lane (the reconciler replaced this one);
  *   this job stops without touching it.
  *
@@ -64,6 +76,7 @@ export class LaneDrainer {
   async drain(job: Job<DrainLaneJob>, token: string | undefined, lanes: LaneStore): Promise<void> {
     const { lane, gen } = job.data;
     const routeName = parseLaneId(lane).route;
+    const spread = isSpreadLane(lane);
     const begun = await lanes.begin(lane, gen);
     if (begun.kind === 'wait') return this.#delay(job, token, begun.nextAttemptAt);
     if (begun.kind !== 'head') return;
@@ -77,8 +90,8 @@ export class LaneDrainer {
       // restarts it wherever the route is still served, or moves it to dead letters.
       if (!route) return;
 
-      const finish = await this.#attempt(job, token, lanes, route, lane, gen, head);
-      if (finish === undefined) return;
+      const step = await this.#attempt(job, token, lanes, route, lane, gen, head, spread);
+      if (step === undefined) return;
 
       done += 1;
       const then: ThenWhat = !this.routes.get(routeName)
@@ -88,7 +101,22 @@ export class LaneDrainer {
             Date.now() - started >= this.settings.batchTimeMs
           ? 'yield'
           : 'continue';
-      const next = await lanes.finish(lane, gen, head.entry.deliveryId, finish, then);
+      let next: FinishResult;
+      if (step.kind === 'detach') {
+        const own = ownLane(lane, head.entry.deliveryId);
+        const moved = await lanes.detach(lane, gen, head.entry.deliveryId, own, step.retry, then);
+        if (moved.kind === 'stale') return;
+        // A crash before this add leaves the own lane without a job: the reconciler adds
+        // one, and it waits out the backoff (`begin` answers `wait`).
+        if (moved.ownGen !== undefined) {
+          await this.scheduler.schedule([
+            { route: routeName, lane: own, gen: moved.ownGen, notBefore: step.retry.nextAttemptAt },
+          ]);
+        }
+        next = moved.next;
+      } else {
+        next = await lanes.finish(lane, gen, head.entry.deliveryId, step.finish, then);
+      }
       switch (next.kind) {
         case 'head':
           head = next;
@@ -105,7 +133,7 @@ export class LaneDrainer {
   }
 
   /**
-   * One attempt on the head. Returns how to finish it, or undefined when the job is
+   * One attempt on the head. Returns what to do with it, or undefined when the job is
    * done with the lane (moved to delayed, handed back, or stale).
    */
   async #attempt(
@@ -116,7 +144,8 @@ export class LaneDrainer {
     lane: string,
     gen: number,
     head: LaneHead,
-  ): Promise<Finish | undefined> {
+    spread: boolean,
+  ): Promise<Step | undefined> {
     const { entry } = head;
     const { retry } = route.config;
     const fields = {
@@ -142,13 +171,16 @@ export class LaneDrainer {
         'delivery expired (max_age) before its next attempt',
       );
       return {
-        delivered: false,
-        dead: {
-          reason: DeadReason.Expired,
-          attempts,
-          lastStatus: head.lastStatus,
-          lastBody: head.lastBody || undefined,
-          lastError: head.lastError || undefined,
+        kind: 'finish',
+        finish: {
+          delivered: false,
+          dead: {
+            reason: DeadReason.Expired,
+            attempts,
+            lastStatus: head.lastStatus,
+            lastBody: head.lastBody || undefined,
+            lastError: head.lastError || undefined,
+          },
         },
       };
     }
@@ -200,7 +232,7 @@ export class LaneDrainer {
             answer.body,
           );
         }
-        return { delivered: true };
+        return { kind: 'finish', finish: { delivered: true } };
       }
       case AttemptOutcome.Dead: {
         this.#dead(route, head.attempt, verdict.reason);
@@ -211,13 +243,16 @@ export class LaneDrainer {
             : 'delivery rejected by the target',
         );
         return {
-          delivered: false,
-          dead: {
-            reason: verdict.reason,
-            attempts: head.attempt,
-            lastStatus: status,
-            lastBody: answerBody(answer),
-            lastError: describe(answer),
+          kind: 'finish',
+          finish: {
+            delivered: false,
+            dead: {
+              reason: verdict.reason,
+              attempts: head.attempt,
+              lastStatus: status,
+              lastBody: answerBody(answer),
+              lastError: describe(answer),
+            },
           },
         };
       }
@@ -233,14 +268,15 @@ export class LaneDrainer {
           { ...fields, status, outcome: 'retry', error: describe(answer), retry_in_ms: delay, ms },
           'delivery failed, will retry',
         );
-        const recorded = await lanes.retry(lane, gen, {
+        const retryInfo: RetryInfo = {
           consecutive5xx: verdict.consecutive5xx,
           lastStatus: status,
           lastError: describe(answer),
           lastBody: answerBody(answer),
           nextAttemptAt,
-        });
-        if (!recorded) return undefined;
+        };
+        if (spread) return { kind: 'detach', retry: retryInfo };
+        if (!(await lanes.retry(lane, gen, retryInfo))) return undefined;
         return this.#delay(job, token, nextAttemptAt);
       }
     }

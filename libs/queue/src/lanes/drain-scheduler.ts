@@ -12,6 +12,13 @@ export interface LaneToSchedule {
   route: string;
   lane: string;
   gen: number;
+  /** Don't run the job before this time (ms): a lane whose head is backing off. */
+  notBefore?: number;
+}
+
+function jobOptions({ lane, gen, notBefore }: LaneToSchedule) {
+  const delay = notBefore === undefined ? 0 : Math.max(0, notBefore - Date.now());
+  return { ...DRAIN_JOB_OPTIONS, jobId: drainJobId(lane, gen), ...(delay ? { delay } : {}) };
 }
 
 /**
@@ -43,11 +50,7 @@ export class DrainScheduler {
   async schedule(lanes: readonly LaneToSchedule[]): Promise<void> {
     if (lanes.length === 1) {
       const { route, lane, gen } = lanes[0];
-      await this.queue(route).add(
-        JobName.DrainLane,
-        { lane, gen },
-        { ...DRAIN_JOB_OPTIONS, jobId: drainJobId(lane, gen) },
-      );
+      await this.queue(route).add(JobName.DrainLane, { lane, gen }, jobOptions(lanes[0]));
       return;
     }
     const byRoute = new Map<string, LaneToSchedule[]>();
@@ -59,10 +62,10 @@ export class DrainScheduler {
     await Promise.all(
       [...byRoute].map(([route, items]) =>
         this.queue(route).addBulk(
-          items.map(({ lane, gen }) => ({
+          items.map((item) => ({
             name: JobName.DrainLane,
-            data: { lane, gen },
-            opts: { ...DRAIN_JOB_OPTIONS, jobId: drainJobId(lane, gen) },
+            data: { lane: item.lane, gen: item.gen },
+            opts: jobOptions(item),
           })),
         ),
       ),

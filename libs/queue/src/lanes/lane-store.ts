@@ -58,6 +58,18 @@ function asBuffer(value: unknown): Buffer {
   return Buffer.isBuffer(value) ? value : Buffer.from(String(value));
 }
 
+function parseFinish(reply: unknown[]): FinishResult {
+  const kind = asBuffer(reply[0]).toString();
+  switch (kind) {
+    case 'head':
+      return { kind: 'head', ...parseHead(reply) };
+    case 'yield':
+      return { kind: 'yield', gen: Number(asBuffer(reply[1]).toString()) };
+    default:
+      return { kind: kind as 'stale' | 'done' | 'hold' };
+  }
+}
+
 function optionalText(value: unknown): string | undefined {
   return value === null || value === undefined ? undefined : asBuffer(value).toString('utf8');
 }
@@ -149,15 +161,50 @@ export class LaneStore {
       keys.botStats(bot),
       ...args,
     )) as unknown[];
-    const kind = asBuffer(reply[0]).toString();
-    switch (kind) {
-      case 'head':
-        return { kind: 'head', ...parseHead(reply) };
-      case 'yield':
-        return { kind: 'yield', gen: Number(asBuffer(reply[1]).toString()) };
-      default:
-        return { kind: kind as 'stale' | 'done' | 'hold' };
+    return parseFinish(reply);
+  }
+
+  /**
+   * Moves the head of a spread lane, which failed and will be retried, to its own lane
+   * (`ownLane`), where it waits with its attempt state; then goes on with the spread
+   * lane as `finish` does. `ownGen` is the own lane's new generation, which needs a
+   * drain job (undefined if the own lane was scheduled already).
+   */
+  async detach(
+    lane: string,
+    gen: number,
+    deliveryId: string,
+    own: string,
+    info: RetryInfo,
+    then: ThenWhat,
+  ): Promise<{ kind: 'stale' } | { kind: 'detached'; ownGen?: number; next: FinishResult }> {
+    const { keys, redis } = this.ctx;
+    const { route } = parseLaneId(lane);
+    const reply = (await redis.rgDetachBuffer(
+      6,
+      keys.lane(lane),
+      keys.laneState(lane),
+      keys.routeLanes(route),
+      keys.laneSeq,
+      keys.lane(own),
+      keys.laneState(own),
+      gen,
+      lane,
+      entryPrefix(deliveryId),
+      then,
+      own,
+      info.consecutive5xx,
+      info.lastStatus,
+      info.lastError.slice(0, 500),
+      info.nextAttemptAt,
+      info.lastBody === undefined ? '' : truncateUtf8(info.lastBody, DEAD_LETTER_BODY_LIMIT),
+    )) as unknown[];
+    if (reply[0] !== null && reply[0] !== undefined && asBuffer(reply[0]).toString() === 'stale') {
+      return { kind: 'stale' };
     }
+    const ownGen =
+      reply[0] === null || reply[0] === undefined ? undefined : Number(asBuffer(reply[0]));
+    return { kind: 'detached', ownGen, next: parseFinish(reply.slice(1)) };
   }
 
   /** Record a failed attempt; false when the job is stale. */

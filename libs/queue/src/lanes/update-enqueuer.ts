@@ -3,10 +3,14 @@ import { DEDUP_BLOCK_BITS, DEDUP_WINDOW_SECONDS } from '@relaygram/contracts';
 import type { QueueContext } from '../queue-context';
 import { encodeEntry } from './delivery-entry';
 import type { DrainScheduler, LaneToSchedule } from './drain-scheduler';
+import { storedLane } from './spread-lanes';
 
 export interface DeliveryTarget {
   route: string;
-  /** Lane id from `laneId()`; for `none` ordering use a lane of its own, see `newDeliveryId`. */
+  /**
+   * Lane id from `laneId()`; for `none` ordering a lane of its own (`kind: 'single'`),
+   * which the store keeps in a spread lane of the route (see spread-lanes.ts).
+   */
   lane: string;
   /** Made at acceptance, stable across retries and re-sends. */
   deliveryId: string;
@@ -71,15 +75,17 @@ export class UpdateEnqueuer {
       keys.botStats(update.bot),
     ];
     const argv: (string | Buffer | number)[] = [offset, DEDUP_WINDOW_SECONDS];
-    for (const d of update.deliveries) {
+    const lanes = update.deliveries.map((d) => storedLane(d.lane));
+    update.deliveries.forEach((d, i) => {
+      const lane = lanes[i];
       keyArgs.push(
-        keys.lane(d.lane),
-        keys.laneState(d.lane),
+        keys.lane(lane),
+        keys.laneState(lane),
         keys.routeLanes(d.route),
         keys.routeStats(d.route),
       );
       argv.push(
-        d.lane,
+        lane,
         d.route,
         encodeEntry({
           deliveryId: d.deliveryId,
@@ -90,7 +96,7 @@ export class UpdateEnqueuer {
           body: update.body,
         }),
       );
-    }
+    });
     const reply = (await redis.rgEnqueue(keyArgs.length, ...keyArgs, ...argv)) as (
       number | string
     )[];
@@ -100,8 +106,10 @@ export class UpdateEnqueuer {
     const toSchedule: LaneToSchedule[] = [];
     for (let i = 1; i < reply.length; i += 2) {
       const lane = String(reply[i]);
-      const target = update.deliveries.find((d) => d.lane === lane);
-      if (target) toSchedule.push({ route: target.route, lane, gen: Number(reply[i + 1]) });
+      const index = lanes.indexOf(lane);
+      if (index >= 0) {
+        toSchedule.push({ route: update.deliveries[index].route, lane, gen: Number(reply[i + 1]) });
+      }
     }
     if (toSchedule.length) {
       try {

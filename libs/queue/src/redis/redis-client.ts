@@ -1,5 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import { BEGIN_LUA, FINISH_LUA, RESCHEDULE_LUA, RETRY_LUA } from '../scripts/lane.lua';
+import { BEGIN_LUA, DETACH_LUA, FINISH_LUA, RESCHEDULE_LUA, RETRY_LUA } from '../scripts/lane.lua';
 import { ENQUEUE_LUA } from '../scripts/enqueue.lua';
 import { DELETE_DEAD_LUA, REPLAY_LUA } from '../scripts/dead-letter.lua';
 
@@ -14,6 +14,7 @@ export interface RelaygramScripts {
   rgFinish: ScriptFn;
   rgFinishBuffer: ScriptFn;
   rgRetry: ScriptFn;
+  rgDetachBuffer: ScriptFn;
   rgReschedule: ScriptFn;
   rgReplay: ScriptFn;
   rgDeleteDead: ScriptFn;
@@ -26,6 +27,7 @@ const SCRIPTS: Record<string, string> = {
   rgBegin: BEGIN_LUA,
   rgFinish: FINISH_LUA,
   rgRetry: RETRY_LUA,
+  rgDetach: DETACH_LUA,
   rgReschedule: RESCHEDULE_LUA,
   rgReplay: REPLAY_LUA,
   rgDeleteDead: DELETE_DEAD_LUA,

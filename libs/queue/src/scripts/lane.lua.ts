@@ -140,3 +140,62 @@ local gen = redis.call('INCR', KEYS[2])
 redis.call('HSET', KEYS[1], 'gen', gen)
 return gen
 `;
+
+/**
+ * Move the failing head of a spread lane (`none` ordering) to a lane of its own, to be
+ * retried there, and go on with the spread lane as FINISH does. The head keeps its
+ * attempt state (count, consecutive 5xx, last answer, next attempt time); queued
+ * counts do not change. The own lane gets a generation unless it already has one.
+ * KEYS[1] lane, KEYS[2] lane state, KEYS[3] route's lane set, KEYS[4] lane sequence,
+ * KEYS[5] own lane, KEYS[6] own lane state.
+ * ARGV[1] generation, ARGV[2] lane id, ARGV[3] head prefix, ARGV[4] then:
+ * 'continue'|'yield'|'hold', ARGV[5] own lane id, ARGV[6] consecutive 5xx, ARGV[7] last
+ * status, ARGV[8] last error, ARGV[9] next attempt at (ms), ARGV[10] last body.
+ * Returns {'stale'} or {own lane generation or false, then FINISH's answer...}.
+ */
+export const DETACH_LUA = `
+if redis.call('HGET', KEYS[2], 'gen') ~= ARGV[1] then
+  return {'stale'}
+end
+local head = redis.call('LINDEX', KEYS[1], 0)
+if not head or string.sub(head, 1, #ARGV[3]) ~= ARGV[3] then
+  return {'stale'}
+end
+local function expect(key, kind)
+  local t = redis.call('TYPE', key).ok
+  if t ~= 'none' and t ~= kind then
+    return redis.error_reply('WRONGTYPE relaygram detach: ' .. key .. ' is a ' .. t .. ', expected ' .. kind)
+  end
+  return nil
+end
+local err = expect(KEYS[3], 'set') or expect(KEYS[4], 'string') or expect(KEYS[5], 'list') or expect(KEYS[6], 'hash')
+if err then return err end
+
+local attempts = redis.call('HGET', KEYS[2], 'attempts') or '0'
+redis.call('LPOP', KEYS[1])
+redis.call('HDEL', KEYS[2], 'attempts', 'c5xx', 'last_status', 'last_body', 'last_error', 'next_at')
+redis.call('RPUSH', KEYS[5], head)
+local own_gen = false
+if redis.call('HEXISTS', KEYS[6], 'gen') == 0 then
+  own_gen = redis.call('INCR', KEYS[4])
+  redis.call('HSET', KEYS[6], 'gen', own_gen, 'attempts', attempts, 'c5xx', ARGV[6],
+    'last_status', ARGV[7], 'last_error', ARGV[8], 'next_at', ARGV[9], 'last_body', ARGV[10])
+  redis.call('SADD', KEYS[3], ARGV[5])
+end
+
+if redis.call('LLEN', KEYS[1]) == 0 then
+  redis.call('DEL', KEYS[2])
+  redis.call('SREM', KEYS[3], ARGV[2])
+  return {own_gen, 'done'}
+end
+if ARGV[4] == 'yield' then
+  local gen = redis.call('INCR', KEYS[4])
+  redis.call('HSET', KEYS[2], 'gen', gen)
+  return {own_gen, 'yield', gen}
+end
+if ARGV[4] == 'hold' then
+  return {own_gen, 'hold'}
+end
+local next_attempts = redis.call('HINCRBY', KEYS[2], 'attempts', 1)
+return {own_gen, 'head', redis.call('LINDEX', KEYS[1], 0), next_attempts, '0', false, false, false}
+`;
