@@ -40,7 +40,9 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
   onApplicationBootstrap(): void {
     const { routes } = this.config.config;
     this.routes.apply(routes);
-    for (const route of routes) this.workers.ensure(route.name, route.concurrency);
+    for (const route of routes) {
+      this.workers.ensure(route.name, route.concurrency, route.ordering === 'strict');
+    }
     this.maintenance.start();
     this.#unsubscribe = this.config.onReload((next) => {
       this.#reloads = this.#reloads.then(() => this.#apply(next));
@@ -80,7 +82,9 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
 
   async #apply(next: RelaygramConfig): Promise<void> {
     const changes = this.routes.apply(next.routes);
-    for (const route of next.routes) this.workers.ensure(route.name, route.concurrency);
+    for (const route of next.routes) {
+      this.workers.ensure(route.name, route.concurrency, route.ordering === 'strict');
+    }
     const removals = changes.removed.map((name) => this.workers.remove(name));
     await this.replies.replace(next);
     if (changes.added.length || changes.changed.length || changes.removed.length) {

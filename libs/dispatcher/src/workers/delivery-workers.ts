@@ -21,6 +21,8 @@ import { processorFor, type JobHandler } from './job-processors';
 
 interface RouteWorker {
   route: string;
+  /** Lanes of a strict route are drained one at a time: no pipelining to gain. */
+  strict: boolean;
   worker: Worker<DrainLaneJob>;
   /** BullMQ's connection for this route's worker (it blocks on a duplicate of it). */
   connection: RelaygramRedis;
@@ -43,13 +45,18 @@ export class DeliveryWorkers {
   readonly #closing = new Set<Promise<void>>();
   readonly #workerName = `dispatcher@${hostname()}:${process.pid}`;
   /**
-   * The lane scripts of every route go over one connection of their own: it waits for
-   * Redis rather than failing (a blip must not fail jobs), and it pipelines the
-   * commands of one tick into one write. Kept apart from BullMQ's connections, which
-   * carry BullMQ's forty-odd scripts that an auto-pipeline would copy on every tick.
+   * The lane scripts go over connections of their own: they wait for Redis rather than
+   * fail (a blip must not fail jobs), and stay apart from BullMQ's connections, which
+   * carry BullMQ's forty-odd scripts that an ioredis pipeline would copy every time.
+   * Routes with many lanes in flight share one that pipelines the commands of a tick
+   * into one write (far fewer syscalls); strict routes, one lane per bot and so one
+   * command at a time, use one that writes each command at once (no pipeline to build,
+   * no wait for the end of the tick).
    */
-  readonly #laneConnection: RelaygramRedis;
-  readonly #lanes: LaneStore;
+  readonly #pipelined: RelaygramRedis;
+  readonly #direct: RelaygramRedis;
+  readonly #pipelinedLanes: LaneStore;
+  readonly #directLanes: LaneStore;
 
   constructor(
     private readonly ctx: QueueContext,
@@ -57,33 +64,39 @@ export class DeliveryWorkers {
     private readonly logger: Logger,
     private readonly settings: DeliveryWorkersSettings,
   ) {
-    this.#laneConnection = createRedis(settings.redisUrl, {
-      mode: 'blocking',
-      connectionName: 'relaygram-dispatcher-lanes',
-      autoPipelining: true,
-    });
-    this.#laneConnection.on('error', () => undefined);
-    this.#lanes = new LaneStore(queueContext(this.#laneConnection, ctx.keys.prefix));
+    const lanesConnection = (autoPipelining: boolean) => {
+      const connection = createRedis(settings.redisUrl, {
+        mode: 'blocking',
+        connectionName: `relaygram-dispatcher-lanes${autoPipelining ? '-pipelined' : ''}`,
+        autoPipelining,
+      });
+      connection.on('error', () => undefined);
+      return connection;
+    };
+    this.#pipelined = lanesConnection(true);
+    this.#direct = lanesConnection(false);
+    this.#pipelinedLanes = new LaneStore(queueContext(this.#pipelined, ctx.keys.prefix));
+    this.#directLanes = new LaneStore(queueContext(this.#direct, ctx.keys.prefix));
   }
 
   routes(): string[] {
     return [...this.#workers.keys()];
   }
 
-  /** Starts a worker for the route, or sets the slots of the one it has. */
-  ensure(route: string, concurrency: number): void {
+  /** Starts a worker for the route, or updates the one it has (slots, ordering). */
+  ensure(route: string, concurrency: number, strict: boolean): void {
     const existing = this.#workers.get(route);
     if (existing) {
       if (existing.worker.concurrency !== concurrency) existing.worker.concurrency = concurrency;
+      existing.strict = strict;
       return;
     }
     const connection = createRedis(this.settings.redisUrl, {
       mode: 'blocking',
       connectionName: `relaygram-dispatcher-${route}`,
     });
-    const lanes = this.#lanes;
     const drainLane: JobHandler<JobName.DrainLane> = (job, token) =>
-      this.drainer.drain(job, token, lanes);
+      this.drainer.drain(job, token, entry.strict ? this.#directLanes : this.#pipelinedLanes);
     const processor = processorFor(QueueName.Delivery, {
       [JobName.DrainLane]: drainLane as JobHandler<JobName>,
     });
@@ -119,7 +132,8 @@ export class DeliveryWorkers {
         'delivery worker stopped',
       );
     });
-    this.#workers.set(route, { route, worker, connection, running });
+    const entry: RouteWorker = { route, strict, worker, connection, running };
+    this.#workers.set(route, entry);
   }
 
   /**
@@ -139,7 +153,7 @@ export class DeliveryWorkers {
   status(): { running: string[]; down: string[] } {
     const running: string[] = [];
     const down: string[] = [];
-    const lanesUp = this.#laneConnection.status === 'ready';
+    const lanesUp = this.#pipelined.status === 'ready' && this.#direct.status === 'ready';
     for (const { route, worker, connection } of this.#workers.values()) {
       (lanesUp && worker.isRunning() && connection.status === 'ready' ? running : down).push(route);
     }
@@ -149,7 +163,9 @@ export class DeliveryWorkers {
   async close(): Promise<void> {
     const all = [...this.#workers.keys()].map((route) => this.remove(route));
     await Promise.all([...all, ...this.#closing]);
-    await this.#laneConnection.quit().catch(() => this.#laneConnection.disconnect());
+    for (const connection of [this.#pipelined, this.#direct]) {
+      await connection.quit().catch(() => connection.disconnect());
+    }
   }
 
   async #close(entry: RouteWorker): Promise<void> {
