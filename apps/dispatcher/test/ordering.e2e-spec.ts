@@ -181,4 +181,21 @@ routes:
     expect(slow.delivered).toBeLessThanOrEqual(4);
     expect(slow.queued).toBeGreaterThanOrEqual(36);
   });
+
+  it('a busy lane hands its worker slot on after a batch, so other lanes are not starved', async () => {
+    h.writeConfig(`
+routes:
+  - name: narrow
+    target_url: ${receiver.url}/narrow
+    concurrency: 1
+`);
+    for (let id = 1; id <= 250; id++) await h.enqueue(messageUpdate(id, 1));
+    await h.enqueue(messageUpdate(1000, 2));
+    await h.start({ batchSize: 100, batchTimeMs: 60_000 });
+    await eventually(() => receiver.deliveries.length === 251, { what: 'all 251 delivered' });
+    const order = receiver.deliveries.map(updateIdOf);
+    // One slot: chat 2 gets it when chat 1's job yields, after 100 deliveries.
+    expect(order.indexOf(1000)).toBe(100);
+    expect(order.filter((id) => id !== 1000)).toEqual(Array.from({ length: 250 }, (_, i) => i + 1));
+  });
 });
