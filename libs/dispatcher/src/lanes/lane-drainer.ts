@@ -89,6 +89,9 @@ export class LaneDrainer {
       // Removed by a reload: the lane keeps its generation with no job, so the reconciler
       // restarts it wherever the route is still served, or moves it to dead letters.
       if (!route) return;
+      // Shutdown began while this head was taken (its attempt already counted): hand
+      // the lane over rather than start a new attempt.
+      if (this.#stopping) return this.#handBack(lanes, routeName, lane, gen);
 
       const step = await this.#attempt(job, token, lanes, route, lane, gen, head, spread);
       if (step === undefined) return;
@@ -204,10 +207,7 @@ export class LaneDrainer {
         { ...fields, status: 0, outcome: 'handed-back', ms },
         'delivery cut short by shutdown',
       );
-      const next = await lanes.reschedule(lane, gen);
-      if (next !== undefined) {
-        await this.scheduler.schedule([{ route: route.config.name, lane, gen: next }]);
-      }
+      await this.#handBack(lanes, route.config.name, lane, gen);
       return undefined;
     }
 
@@ -280,6 +280,12 @@ export class LaneDrainer {
         return this.#delay(job, token, nextAttemptAt);
       }
     }
+  }
+
+  /** Gives the lane to a new generation and job, for another replica or a restart. */
+  async #handBack(lanes: LaneStore, route: string, lane: string, gen: number): Promise<void> {
+    const next = await lanes.reschedule(lane, gen);
+    if (next !== undefined) await this.scheduler.schedule([{ route, lane, gen: next }]);
   }
 
   /** Parks the job until `at`; the lane waits with it. Throws BullMQ's DelayedError. */
