@@ -16,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger as PinoLogger } from 'pino';
 import { createLogger, PinoNestLogger } from '../logging/logger';
 import { installAccessLog } from './access-log';
+import { RouteNotFoundFilter } from './route-not-found.filter';
 import {
   isManagementOnlyPath,
   isManagementRequest,
@@ -129,8 +130,9 @@ export async function startApp(
   const app = await NestFactory.create<NestFastifyApplication>(
     definition.module({ config, env, service: definition.service, logger }),
     adapter,
-    { logger: nestLogger, bufferLogs: true, rawBody: true },
+    { logger: nestLogger, bufferLogs: true },
   );
+  app.useGlobalFilters(new RouteNotFoundFilter());
 
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', async (request, reply) => {

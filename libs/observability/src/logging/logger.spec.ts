@@ -106,3 +106,24 @@ describe('createLogger', () => {
     expect(lines.map((l) => l.msg)).toEqual(['shown']);
   });
 });
+
+describe('redaction of tokens spelled unusually', () => {
+  const token = '123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw';
+  it.each([
+    [`/bot${token}/sendMessage`],
+    [`/Bot${token}/sendMessage`],
+    [`/BOT${token.replace(':', '%3A')}/sendMessage`],
+    [`/file/bot${token.replace(':', '%3a')}/photos/a.jpg`],
+    [`/bot${token.replace(':', '%253A')}/getMe`],
+  ])('masks the secret in %s', (url) => {
+    const secret = token.split(':')[1];
+    expect(redactUrl(url)).not.toContain(secret);
+    expect(redactText(`GET ${url} failed`)).not.toContain(secret);
+  });
+
+  it('masks a short client token after a bot id anywhere in a line', () => {
+    expect(redactText('token 123456789%3Aclienttoken-0123456 seen')).toBe(
+      'token 123456789:*** seen',
+    );
+  });
+});

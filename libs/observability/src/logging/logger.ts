@@ -49,10 +49,14 @@ export const REDACT_PATHS = [
   'request.url',
 ];
 
-// `/bot123:SECRET/sendMessage` and `/file/bot123:SECRET/...` keep only `/bot123:` and a mask.
-const BOT_TOKEN_IN_PATH = /(\/(?:file\/)?bot\d+):[^/?#\s"]+/g;
-// A bot token anywhere else in a line (`123456:AA...`, 30+ characters after the colon).
-const BOT_TOKEN = /\b(\d{3,}):[A-Za-z0-9_-]{30,}/g;
+// `/bot123:SECRET/sendMessage` and `/file/bot123:SECRET/...` keep only `/bot123:` and a
+// mask. Whatever follows the digits in that segment is masked, however it is spelled
+// (`%3A` for the colon, `/Bot` for `/bot`): a request need not be a valid drop-in call
+// to carry a token.
+const BOT_TOKEN_IN_PATH = /(\/(?:file\/)?bot\d+)[^/?#\s"]+/gi;
+// A token anywhere else in a line: `123456:AA...` with 16+ characters after the colon
+// (client tokens in drop-in tokens may be that short), the colon possibly encoded.
+const BOT_TOKEN = /(?<![0-9])(\d{3,})(?::|%3a)[A-Za-z0-9_-]{16,}/gi;
 
 export function redactUrl(url: string): string {
   return url.replace(BOT_TOKEN_IN_PATH, '$1:***');

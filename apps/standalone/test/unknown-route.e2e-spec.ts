@@ -1,0 +1,47 @@
+import { startApp, type RunningApp } from '@relaygram/observability';
+import { request } from 'undici';
+import { Writable } from 'node:stream';
+import { StandaloneAppModule } from '../src/app.module';
+
+const SECRET = 'AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw';
+
+describe('an unknown route whose path carries a token', () => {
+  let running: RunningApp;
+  const lines: string[] = [];
+
+  beforeAll(async () => {
+    running = await startApp(
+      { service: 'standalone', module: (boot) => StandaloneAppModule.forRoot(boot) },
+      {
+        env: {
+          PORT: '0',
+          ADMIN_PORT: '0',
+          REDIS_URL: process.env.REDIS_URL,
+          RELAYGRAM_CONFIG: 'config/relaygram.yaml',
+          LOG_LEVEL: 'debug',
+        },
+        signals: false,
+        logDestination: new Writable({
+          write: (chunk, _enc, done) => {
+            lines.push(String(chunk));
+            done();
+          },
+        }),
+      },
+    );
+  });
+  afterAll(() => running.close());
+
+  it.each([
+    [`/bott123456789:${SECRET}/sendMessage`],
+    [`/Bot123456789%3A${SECRET}/sendMessage`],
+    [`/api/v2/123456789:${SECRET}`],
+  ])('answers 404 for %s without echoing the path or logging the secret', async (path) => {
+    const res = await request(`${running.url}${path}`);
+    const body = await res.body.text();
+    expect(res.statusCode).toBe(404);
+    expect(body).not.toContain(SECRET);
+    expect(lines.join('')).not.toContain(SECRET);
+    expect(lines.some((line) => line.includes('"status":404'))).toBe(true);
+  });
+});
