@@ -1,12 +1,15 @@
 import { startApp, type RunningApp } from '@relaygram/observability';
 import { request } from 'undici';
 import { Writable } from 'node:stream';
+import { writeTestConfig, type TestConfigFile } from '@relaygram/testing';
 import { IngressAppModule } from '../src/app.module';
 
 describe('ingress app', () => {
   let running: RunningApp;
+  let config: TestConfigFile;
 
   beforeAll(async () => {
+    config = writeTestConfig();
     running = await startApp(
       { service: 'ingress', module: (boot) => IngressAppModule.forRoot(boot) },
       {
@@ -14,7 +17,7 @@ describe('ingress app', () => {
           PORT: '0',
           ADMIN_PORT: '0',
           REDIS_URL: process.env.REDIS_URL,
-          RELAYGRAM_CONFIG: 'config/relaygram.yaml',
+          RELAYGRAM_CONFIG: config.path,
           LOG_LEVEL: 'warn',
         },
         signals: false,
@@ -22,7 +25,10 @@ describe('ingress app', () => {
       },
     );
   });
-  afterAll(() => running.close());
+  afterAll(async () => {
+    await running.close();
+    config.remove();
+  });
 
   it('answers the liveness probe on the public and the management listener', async () => {
     for (const base of [running.url, running.adminUrl]) {

@@ -1,6 +1,7 @@
 import { startApp, type RunningApp } from '@relaygram/observability';
 import { request } from 'undici';
 import { Writable } from 'node:stream';
+import { writeTestConfig, type TestConfigFile } from '@relaygram/testing';
 import { StandaloneAppModule } from '../src/app.module';
 
 const SECRET = 'AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw';
@@ -8,8 +9,10 @@ const SECRET = 'AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw';
 describe('an unknown route whose path carries a token', () => {
   let running: RunningApp;
   const lines: string[] = [];
+  let config: TestConfigFile;
 
   beforeAll(async () => {
+    config = writeTestConfig();
     running = await startApp(
       { service: 'standalone', module: (boot) => StandaloneAppModule.forRoot(boot) },
       {
@@ -17,7 +20,7 @@ describe('an unknown route whose path carries a token', () => {
           PORT: '0',
           ADMIN_PORT: '0',
           REDIS_URL: process.env.REDIS_URL,
-          RELAYGRAM_CONFIG: 'config/relaygram.yaml',
+          RELAYGRAM_CONFIG: config.path,
           LOG_LEVEL: 'debug',
         },
         signals: false,
@@ -30,7 +33,10 @@ describe('an unknown route whose path carries a token', () => {
       },
     );
   });
-  afterAll(() => running.close());
+  afterAll(async () => {
+    await running.close();
+    config.remove();
+  });
 
   it.each([
     [`/bott123456789:${SECRET}/sendMessage`],

@@ -2,6 +2,7 @@ import {
   ConfigurableModuleBuilder,
   Inject,
   Injectable,
+  Logger,
   Module,
   type OnApplicationShutdown,
 } from '@nestjs/common';
@@ -11,13 +12,47 @@ import { LaneReconciler } from './lanes/lane-reconciler';
 import { LaneStore } from './lanes/lane-store';
 import { UpdateEnqueuer } from './lanes/update-enqueuer';
 import { queueContext, type QueueContext } from './queue-context';
-import { createRedis, type RelaygramRedis } from './redis/redis-client';
+import { createRedis, waitForRedis, type RelaygramRedis } from './redis/redis-client';
 
 export interface QueueModuleOptions {
   redisUrl: string;
   prefix: string;
   /** Shown in CLIENT LIST, e.g. `relaygram-ingress`. */
   connectionName?: string;
+  /** How long start-up waits for Redis before going on without it (default 10 s). */
+  connectTimeoutMs?: number;
+}
+
+const logger = new Logger('Redis');
+
+/** One warning per outage, not one per reconnect attempt. */
+function connectionErrorLogger(): (error: Error) => void {
+  let reported = false;
+  return (error) => {
+    if (reported) return;
+    reported = true;
+    logger.warn(`Redis connection lost: ${error.message}; reconnecting`);
+    setTimeout(() => (reported = false), 30_000).unref();
+  };
+}
+
+/**
+ * The command connection. Start-up waits for it (bounded), so the first requests after a
+ * start do not fail merely because the connection was still being made; when Redis is
+ * really away the app starts anyway and reports it in /health/ready and /healthz.
+ */
+async function connectCommandClient(options: QueueModuleOptions): Promise<RelaygramRedis> {
+  const client = createRedis(options.redisUrl, {
+    connectionName: options.connectionName,
+    mode: 'request',
+    onError: connectionErrorLogger(),
+  });
+  if (!(await waitForRedis(client, options.connectTimeoutMs ?? 10_000))) {
+    logger.warn(
+      'Redis does not answer yet; starting without it (requests that need it answer 503)',
+    );
+  }
+  return client;
 }
 
 export const REDIS = Symbol('RELAYGRAM_REDIS');
@@ -58,8 +93,7 @@ class RedisLifecycle implements OnApplicationShutdown {
     {
       provide: REDIS,
       inject: [MODULE_OPTIONS_TOKEN],
-      useFactory: (options: QueueModuleOptions) =>
-        createRedis(options.redisUrl, { connectionName: options.connectionName, mode: 'request' }),
+      useFactory: connectCommandClient,
     },
     {
       provide: QUEUE_CONTEXT,
@@ -76,7 +110,12 @@ class RedisLifecycle implements OnApplicationShutdown {
       provide: UpdateEnqueuer,
       inject: [QUEUE_CONTEXT, DrainScheduler],
       useFactory: (ctx: QueueContext, scheduler: DrainScheduler) =>
-        new UpdateEnqueuer(ctx, scheduler),
+        new UpdateEnqueuer(ctx, scheduler, (error) =>
+          // The update is accepted; the reconciler gives the lane its job later.
+          logger.warn(
+            `drain job not added (the reconciler will add it): ${error instanceof Error ? error.message : String(error)}`,
+          ),
+        ),
     },
     {
       provide: LaneStore,

@@ -17,3 +17,4 @@ export {
   type ResponseSpec,
   type WaitOptions,
 } from './receiver/recording-receiver';
+export { writeTestConfig, type TestConfigFile } from './test-config-file';

@@ -55,6 +55,8 @@ export interface CreateRedisOptions {
    * busy workers with many jobs in flight make far fewer syscalls.
    */
   autoPipelining?: boolean;
+  /** Connection errors (each failed reconnect); ignored when absent. */
+  onError?: (error: Error) => void;
 }
 
 /** A client for `redis://` and `rediss://` URLs, with the Relaygram scripts defined. */
@@ -73,7 +75,11 @@ export function createRedis(url: string, options: CreateRedisOptions = {}): Rela
     // Reconnect quickly at first, then every 2 s: Redis restarts should heal on their own.
     retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
   };
-  return defineScripts(new Redis(url, redisOptions));
+  const client = new Redis(url, redisOptions);
+  // ioredis emits 'error' on every failed reconnect; without a listener Node prints
+  // each one as an unhandled error event. Callers that want them pass onError.
+  client.on('error', options.onError ?? (() => undefined));
+  return defineScripts(client);
 }
 
 /**
