@@ -4,3 +4,4 @@ export * from './runtime-env';
 export * from './loader';
 export * from './config.service';
 export * from './config.module';
+export * from './redis-url';

@@ -327,7 +327,17 @@ describe('loadConfig: one mistake, one line naming its YAML path', () => {
     {
       mistake: 'a redis URL of another scheme',
       config: doc({ redis: { url: 'http://127.0.0.1:6379' } }),
-      line: 'redis.url: must be a redis:// or rediss:// URL',
+      line: 'redis.url: must be a redis://, rediss://, redis+cluster:// or redis+sentinel:// URL',
+    },
+    {
+      mistake: 'a Redis Cluster URL with a database path',
+      config: doc({ redis: { url: 'redis+cluster://10.0.0.1:7000,10.0.0.2:7000/0' } }),
+      line: 'redis.url: must be a redis://, rediss://, redis+cluster:// or redis+sentinel:// URL; a Redis Cluster has no databases, so no path',
+    },
+    {
+      mistake: 'a Sentinel URL without the master name',
+      config: doc({ redis: { url: 'redis+sentinel://:hunter2@10.0.0.1:26379' } }),
+      line: 'redis.url: must be a redis://, rediss://, redis+cluster:// or redis+sentinel:// URL; redis+sentinel:// needs the master name as its path, like /mymaster or /mymaster/0',
     },
     {
       mistake: 'a redis prefix with a colon',
@@ -338,7 +348,7 @@ describe('loadConfig: one mistake, one line naming its YAML path', () => {
       mistake: 'a bad REDIS_URL override',
       config: doc(),
       env: { ...ENV, REDIS_URL: 'localhost:6379' },
-      line: 'REDIS_URL: must be a redis:// or rediss:// URL (it overrides redis.url)',
+      line: 'REDIS_URL: must be a redis://, rediss://, redis+cluster:// or redis+sentinel:// URL (it overrides redis.url)',
     },
     {
       mistake: 'a bad TELEGRAM_API_BASE override',
@@ -495,7 +505,7 @@ describe('loadConfig: several mistakes', () => {
       '',
     ].join('\n');
     expect(problemsOf(text)).toEqual([
-      'redis.url: must be a redis:// or rediss:// URL',
+      'redis.url: must be a redis://, rediss://, redis+cluster:// or redis+sentinel:// URL',
       'bots[0].tokn: unknown key',
       'bots[0].token_env: required',
       'bots[1].id: must be 1-64 characters of a-z, 0-9 and -',

@@ -4,7 +4,7 @@
  */
 
 export const HTTP_URL_RULE = 'must be an http or https URL';
-export const REDIS_URL_RULE = 'must be a redis:// or rediss:// URL';
+export { REDIS_URL_RULE, redisUrlProblem } from '../redis-url';
 
 /** `credentialsHint` says where credentials belong instead, for URLs that have such a place. */
 export function httpUrlProblem(value: unknown, credentialsHint?: string): string | undefined {
@@ -13,16 +13,6 @@ export function httpUrlProblem(value: unknown, credentialsHint?: string): string
   if (url.username || url.password) {
     const base = 'must not contain a user name or password';
     return credentialsHint ? `${base}; ${credentialsHint}` : base;
-  }
-  return undefined;
-}
-
-/** Only the redis:// and rediss:// forms for now; Sentinel and Cluster forms come later. */
-export function redisUrlProblem(value: unknown): string | undefined {
-  const url = strictUrl(value, /^rediss?:\/\//i);
-  if (!url || !url.hostname) return REDIS_URL_RULE;
-  if (url.pathname !== '' && url.pathname !== '/' && !/^\/\d{1,2}$/.test(url.pathname)) {
-    return `${REDIS_URL_RULE}; the path may only be a database number, like /0`;
   }
   return undefined;
 }

@@ -1,4 +1,9 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import {
+  redisEndpoint,
+  type ClusterRedisEndpoint,
+  type SentinelRedisEndpoint,
+} from '@relaygram/config';
 import { BEGIN_LUA, DETACH_LUA, FINISH_LUA, RESCHEDULE_LUA, RETRY_LUA } from '../scripts/lane.lua';
 import { ENQUEUE_LUA } from '../scripts/enqueue.lua';
 import { DELETE_DEAD_LUA, REPLAY_LUA } from '../scripts/dead-letter.lua';
@@ -20,7 +25,9 @@ export interface RelaygramScripts {
   rgDeleteDead: ScriptFn;
 }
 
-export type RelaygramRedis = Redis & RelaygramScripts;
+/** One server (or a Sentinel-managed master), or a Redis Cluster: see `redis.url`. */
+export type RedisClient = Redis | Cluster;
+export type RelaygramRedis = RedisClient & RelaygramScripts;
 
 const SCRIPTS: Record<string, string> = {
   rgEnqueue: ENQUEUE_LUA,
@@ -33,7 +40,7 @@ const SCRIPTS: Record<string, string> = {
   rgDeleteDead: DELETE_DEAD_LUA,
 };
 
-export function defineScripts(client: Redis): RelaygramRedis {
+export function defineScripts(client: RedisClient): RelaygramRedis {
   for (const [name, lua] of Object.entries(SCRIPTS)) {
     if (!(name in client)) client.defineCommand(name, { lua });
   }
@@ -59,27 +66,74 @@ export interface CreateRedisOptions {
   onError?: (error: Error) => void;
 }
 
-/** A client for `redis://` and `rediss://` URLs, with the Relaygram scripts defined. */
+/** Reconnect quickly at first, then every 2 s: Redis restarts should heal on their own. */
+const reconnectDelay = (times: number) => Math.min(50 * 2 ** Math.min(times, 6), 2000);
+
+/**
+ * A client for any `redis.url` form (see `parseRedisUrl`): `redis://`/`rediss://`, a
+ * Sentinel-managed master (`redis+sentinel://`) or a Redis Cluster (`redis+cluster://`),
+ * with the Relaygram scripts defined. On a cluster every key of one install must share a
+ * slot (`redis.prefix: "{relaygram}"`), so the multi-key scripts, pipelines and BullMQ's
+ * own scripts stay legal.
+ */
 export function createRedis(url: string, options: CreateRedisOptions = {}): RelaygramRedis {
-  const parsed = new URL(url);
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    throw new Error(`redis.url: unsupported scheme ${parsed.protocol} (use redis:// or rediss://)`);
-  }
+  const endpoint = redisEndpoint(url);
   const blocking = options.mode === 'blocking';
-  const redisOptions: RedisOptions = {
+  const connection: RedisOptions = {
     connectionName: options.connectionName,
-    lazyConnect: options.lazyConnect,
     maxRetriesPerRequest: blocking ? null : 1,
+  };
+  const serverOptions: RedisOptions = {
+    ...connection,
+    lazyConnect: options.lazyConnect,
     enableOfflineQueue: blocking,
     enableAutoPipelining: options.autoPipelining === true,
-    // Reconnect quickly at first, then every 2 s: Redis restarts should heal on their own.
-    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
+    retryStrategy: reconnectDelay,
   };
-  const client = new Redis(url, redisOptions);
+  const client =
+    endpoint.kind === 'cluster'
+      ? new Cluster([...endpoint.nodes], clusterOptions(endpoint, connection, options, blocking))
+      : endpoint.kind === 'sentinel'
+        ? new Redis({ ...sentinelOptions(endpoint), ...serverOptions })
+        : new Redis(endpoint.url, serverOptions);
   // ioredis emits 'error' on every failed reconnect; without a listener Node prints
   // each one as an unhandled error event. Callers that want them pass onError.
   client.on('error', options.onError ?? (() => undefined));
   return defineScripts(client);
+}
+
+function sentinelOptions(endpoint: SentinelRedisEndpoint): RedisOptions {
+  return {
+    sentinels: endpoint.sentinels.map(({ host, port }) => ({ host, port })),
+    name: endpoint.name,
+    db: endpoint.db,
+    username: endpoint.username,
+    password: endpoint.password,
+    sentinelUsername: endpoint.sentinelUsername,
+    sentinelPassword: endpoint.sentinelPassword,
+    sentinelRetryStrategy: reconnectDelay,
+    ...(endpoint.tls ? { tls: {}, sentinelTLS: {}, enableTLSForSentinelMode: true } : {}),
+  };
+}
+
+function clusterOptions(
+  endpoint: ClusterRedisEndpoint,
+  connection: RedisOptions,
+  options: CreateRedisOptions,
+  blocking: boolean,
+): ClusterOptions {
+  return {
+    lazyConnect: options.lazyConnect,
+    enableOfflineQueue: blocking,
+    enableAutoPipelining: options.autoPipelining === true,
+    clusterRetryStrategy: reconnectDelay,
+    redisOptions: {
+      ...connection,
+      username: endpoint.username,
+      password: endpoint.password,
+      ...(endpoint.tls ? { tls: {} } : {}),
+    },
+  };
 }
 
 /**
@@ -87,7 +141,7 @@ export function createRedis(url: string, options: CreateRedisOptions = {}): Rela
  * refuse commands while disconnected instead of queueing them, so callers that start
  * up wait here first.
  */
-export function waitForRedis(client: Redis, timeoutMs = 5000): Promise<boolean> {
+export function waitForRedis(client: RedisClient, timeoutMs = 5000): Promise<boolean> {
   if (client.status === 'ready') return Promise.resolve(true);
   return new Promise((resolve) => {
     const done = (ok: boolean) => {
