@@ -168,6 +168,8 @@ export async function startApp(
         await app.close();
         management.closeAllConnections();
         await managementClosed;
+        // Log lines are written in batches: the last ones go out before the exit.
+        await new Promise<void>((resolve) => logger.flush(() => resolve()));
       })();
       return closing;
     },

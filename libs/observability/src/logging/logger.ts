@@ -129,7 +129,19 @@ export function createLogger(options: LoggerOptions): Logger {
       },
     });
   }
-  return pino(base);
+  // Lines are written in 4 KiB batches rather than one write(2) each: on the webhook
+  // path a synchronous write per line cost as much as the Redis round trip. What a
+  // kill -9 can lose is the last few lines, never queued data; a graceful stop flushes.
+  const destination = pino.destination({ sync: false, minLength: 4096 });
+  // A quiet process still shows its lines within a second.
+  setInterval(() => {
+    try {
+      destination.flush();
+    } catch {
+      // not open yet, or closing: the next tick or the exit flush writes the lines
+    }
+  }, 1000).unref();
+  return pino(base, destination);
 }
 
 const NEST_TO_PINO: Record<NestLogLevel, pino.Level> = {
