@@ -12,6 +12,7 @@ import {
   type RuntimeEnv,
   type ServiceName,
 } from '@relaygram/config';
+import { RedisServerNotFoundError, redisChildIfNeeded, type LocalRedis } from '@relaygram/queue';
 import type { AddressInfo } from 'node:net';
 import type { Logger as PinoLogger } from 'pino';
 import { createLogger, PinoNestLogger } from '../logging/logger';
@@ -46,6 +47,13 @@ export interface RunOptions {
   logDestination?: NodeJS.WritableStream;
   /** Extra lines for the start-up banner. */
   banner?: (app: RunningApp) => string[];
+  /**
+   * Small installs: with no REDIS_URL, `redis.url` on this machine (127.0.0.1:6379 as
+   * shipped) and nothing answering there, start a redis-server from PATH (AOF in
+   * `dataDir`) and stop it after the app has closed. None on PATH: start-up fails saying
+   * how to get one.
+   */
+  localRedis?: { dataDir: string };
 }
 
 export interface RunningApp {
@@ -97,12 +105,29 @@ export async function startApp(
 ): Promise<RunningApp> {
   let env: RuntimeEnv;
   let config: RelaygramConfig;
+  let localRedis: LocalRedis | undefined;
   try {
     env = readRuntimeEnv(definition.service, options.env);
     config = loadConfigOrThrow({ path: env.configPath, env: options.env });
+    if (options.localRedis) {
+      localRedis = await redisChildIfNeeded(
+        { envUrl: env.redisUrl, url: config.redis.url },
+        { dataDir: options.localRedis.dataDir, stopOnExit: true },
+      );
+      if (localRedis) {
+        // The child is this process's REDIS_URL from now on, so a SIGHUP reload (which
+        // reads the environment again) finds the same Redis.
+        // eslint-disable-next-line no-restricted-syntax -- see above
+        (options.env ?? process.env).REDIS_URL = localRedis.url;
+        env = readRuntimeEnv(definition.service, options.env);
+        config = loadConfigOrThrow({ path: env.configPath, env: options.env });
+      }
+    }
   } catch (error) {
+    await localRedis?.stop();
     if (error instanceof ConfigError || error instanceof RuntimeEnvError)
       throw new StartupError([...error.problems]);
+    if (error instanceof RedisServerNotFoundError) throw new StartupError([error.message]);
     throw error;
   }
 
@@ -113,6 +138,11 @@ export async function startApp(
   });
   for (const warning of config.warnings)
     logger.warn({ config: config.source }, `config: ${warning}`);
+  if (localRedis) {
+    logger.info(
+      `no Redis answers at redis.url: started redis-server (pid ${localRedis.pid}) on ${localRedis.url}, data in ${options.localRedis?.dataDir}`,
+    );
+  }
 
   const listeners = new ListenerPair();
   const adapter = new FastifyAdapter({
@@ -168,6 +198,7 @@ export async function startApp(
         await app.close();
         management.closeAllConnections();
         await managementClosed;
+        await localRedis?.stop();
         // Log lines are written in batches: the last ones go out before the exit.
         await new Promise<void>((resolve) => logger.flush(() => resolve()));
       })();

@@ -17,6 +17,11 @@ export interface StartRedisOptions {
   port?: number;
   /** How long to wait for the new server to answer PING. */
   readyTimeoutMs?: number;
+  /**
+   * Send the server SIGTERM when this process exits without having stopped it (a failed
+   * start, process.exit on a stuck shutdown): it flushes its AOF and exits, never orphaned.
+   */
+  stopOnExit?: boolean;
 }
 
 export class RedisServerNotFoundError extends Error {
@@ -106,12 +111,22 @@ export async function startRedisServer(options: StartRedisOptions = {}): Promise
     args.push('--appendonly', 'no');
   }
   args.push('--maxmemory-policy', 'noeviction');
-  const child: ChildProcess = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(binary, args, {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    // Its own process group: a Ctrl-C in the terminal reaches only the app, which stops
+    // the server itself once it has closed (it still needs Redis while closing).
+    detached: options.stopOnExit === true,
+  });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString('utf8')).slice(-2000);
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const killOnExit = () => child.kill('SIGTERM');
+  if (options.stopOnExit) {
+    process.once('exit', killOnExit);
+    void exited.then(() => process.off('exit', killOnExit));
+  }
 
   const deadline = Date.now() + (options.readyTimeoutMs ?? 10_000);
   while (!(await redisAnswers('127.0.0.1', port, 200))) {
@@ -146,5 +161,37 @@ export async function localRedis(options: StartRedisOptions = {}): Promise<Local
   if (await redisAnswers('127.0.0.1', 6379)) {
     return { url: 'redis://127.0.0.1:6379', stop: async () => undefined };
   }
+  return startRedisServer(options);
+}
+
+/** The host and port of a plain `redis://` URL on this machine, else undefined. */
+export function loopbackRedis(url: string): { host: string; port: number } | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
+  if (parsed.protocol !== 'redis:' || !['127.0.0.1', 'localhost', '::1'].includes(host)) {
+    return undefined;
+  }
+  return { host, port: parsed.port ? Number(parsed.port) : 6379 };
+}
+
+/**
+ * The Redis of a standalone install that names none elsewhere: with no REDIS_URL and
+ * `redis.url` on this machine (127.0.0.1:6379 as shipped), that address when it answers
+ * (undefined: use it), else a redis-server child from PATH on a free loopback port with
+ * its AOF in `options.dataDir`. Any other `redis.url` is used as configured (undefined).
+ * Throws RedisServerNotFoundError when PATH has no redis-server.
+ */
+export async function redisChildIfNeeded(
+  configured: { envUrl?: string; url: string },
+  options: StartRedisOptions,
+): Promise<LocalRedis | undefined> {
+  if (configured.envUrl) return undefined;
+  const local = loopbackRedis(configured.url);
+  if (!local || (await redisAnswers(local.host, local.port))) return undefined;
   return startRedisServer(options);
 }
