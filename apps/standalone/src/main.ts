@@ -1,4 +1,9 @@
+import { resolve } from 'node:path';
 import { runApp } from '@relaygram/observability';
 import { StandaloneAppModule } from './app.module';
+import { standaloneBanner } from './standalone-banner';
 
-runApp({ service: 'standalone', module: (boot) => StandaloneAppModule.forRoot(boot) });
+runApp(
+  { service: 'standalone', module: (boot) => StandaloneAppModule.forRoot(boot) },
+  { banner: standaloneBanner, localRedis: { dataDir: resolve('data', 'redis') } },
+);
