@@ -25,9 +25,9 @@ export interface StartRedisOptions {
 }
 
 export class RedisServerNotFoundError extends Error {
-  constructor() {
+  constructor(address = '127.0.0.1:6379') {
     super(
-      'No Redis answers on 127.0.0.1:6379 and there is no redis-server on PATH. ' +
+      `No Redis answers on ${address} and there is no redis-server on PATH. ` +
         'Install one (apt-get install redis-server, or brew install redis), ' +
         'start one with `docker compose up redis`, or set REDIS_URL.',
     );
@@ -193,5 +193,6 @@ export async function redisChildIfNeeded(
   if (configured.envUrl) return undefined;
   const local = loopbackRedis(configured.url);
   if (!local || (await redisAnswers(local.host, local.port))) return undefined;
+  if (!findRedisServer()) throw new RedisServerNotFoundError(`${local.host}:${local.port}`);
   return startRedisServer(options);
 }
