@@ -29,7 +29,9 @@ export class RedisServerNotFoundError extends Error {
     super(
       `No Redis answers on ${address} and there is no redis-server on PATH. ` +
         'Install one (apt-get install redis-server, or brew install redis), ' +
-        'start one with `docker compose up redis`, or set REDIS_URL.',
+        'run one in Docker (`docker compose up redis` serves the compose apps; for this ' +
+        'process publish it: `docker compose run -d -p 127.0.0.1:6379:6379 redis`), ' +
+        'or set REDIS_URL.',
     );
     this.name = 'RedisServerNotFoundError';
   }
