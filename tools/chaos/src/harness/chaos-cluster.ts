@@ -1,0 +1,397 @@
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { loadConfigOrThrow, type RelaygramConfig } from '@relaygram/config';
+import { RedisKeys } from '@relaygram/contracts';
+import { createRedis, type RelaygramRedis } from '@relaygram/queue';
+import { TelegramEmulator, type BotIdentity } from '@relaygram/testing';
+import { request } from 'undici';
+import { stringify } from 'yaml';
+import { AppSlot, sleep, type AppName } from './app-process';
+import { AuditedReceiver, type ReceiverSecurity } from './audited-receiver';
+import { RedisProcess } from './redis-process';
+import { stablePort } from './stable-port';
+import { TcpProxy } from './tcp-proxy';
+
+export const HOOK_BOT = 'hook-bot';
+export const POLL_BOT = 'poll-bot';
+
+/**
+ * The routes of the chaos install, each with a receiver of its own:
+ * - `main`: every update of both bots, `chat` lanes, relaygram-v1 signatures;
+ * - `strict`: the polling bot only, one lane, envelope format, Standard Webhooks;
+ * - `commands`: /buy and /help of both bots, `chat` lanes, X-Service-Token, webhook replies;
+ * - `spread`: every message, `none` ordering, X-Telegram-Bot-Api-Secret-Token;
+ * - `side`: every update, `chat` lanes, signed, behind a TCP proxy that can cut the network.
+ */
+export const ROUTES = ['main', 'strict', 'commands', 'spread', 'side'] as const;
+export type RouteName = (typeof ROUTES)[number];
+
+export interface ClusterOptions {
+  root: string;
+  runDir: string;
+  logLevel: string;
+}
+
+export interface SecretEntry {
+  name: string;
+  value: string;
+}
+
+export const secret = (): string => randomBytes(24).toString('base64url');
+
+/**
+ * The install under test, all on loopback: a private redis-server (AOF everysec), two
+ * ingress, two dispatchers and a gateway as child processes from their dist, the
+ * Telegram emulator and one recording receiver per route in this process, a TCP load
+ * balancer in front of the ingress slots (Telegram's webhook goes through it) and a TCP
+ * proxy in front of the `side` receiver.
+ */
+export class ChaosCluster {
+  readonly ingress: AppSlot[] = [];
+  readonly dispatchers: AppSlot[] = [];
+  gateway!: AppSlot;
+  redis!: RedisProcess;
+  emulator!: TelegramEmulator;
+  hookBot!: BotIdentity;
+  pollBot!: BotIdentity;
+  balancer!: TcpProxy;
+  sideProxy!: TcpProxy;
+  config!: RelaygramConfig;
+  inspect!: RelaygramRedis;
+  keys!: RedisKeys;
+  readonly receivers = new Map<RouteName, AuditedReceiver>();
+  /** Every secret of the install, by env var name: grepped for in every output. */
+  readonly secrets: SecretEntry[] = [];
+  readonly env: Record<string, string> = {};
+  adminToken = secret();
+  clientToken = secret();
+  private readonly responsesLog: string;
+
+  constructor(readonly options: ClusterOptions) {
+    this.responsesLog = join(options.runDir, 'responses.log');
+  }
+
+  get slots(): AppSlot[] {
+    return [...this.ingress, ...this.dispatchers, this.gateway];
+  }
+
+  async start(log: (line: string) => void): Promise<void> {
+    const { runDir } = this.options;
+    this.redis = await RedisProcess.create(join(runDir, 'redis-data'), join(runDir, 'redis.log'));
+    await this.redis.start();
+    log(`redis-server on ${this.redis.url}, AOF everysec in ${this.redis.dataDir}`);
+
+    this.emulator = await TelegramEmulator.start({
+      webhookRetryDelayMs: 100,
+      webhookMaxRetryDelayMs: 1_000,
+      webhookTimeoutMs: 30_000,
+    });
+    this.hookBot = this.emulator.addBot({ username: 'chaos_hook_bot' });
+    this.pollBot = this.emulator.addBot({ username: 'chaos_poll_bot' });
+
+    const ingressPorts = [await stablePort(), await stablePort()];
+    this.balancer = await TcpProxy.start(ingressPorts);
+
+    const env = this.env;
+    const put = (name: string, value: string) => {
+      env[name] = value;
+      this.secrets.push({ name, value });
+    };
+    put('CHAOS_HOOK_BOT_TOKEN', this.hookBot.token);
+    put('CHAOS_POLL_BOT_TOKEN', this.pollBot.token);
+    put('CHAOS_HOOK_WEBHOOK_SECRET', secret());
+    put('CHAOS_MAIN_SIGNING_SECRET', secret());
+    put('CHAOS_COMMANDS_SIGNING_SECRET', secret());
+    put('CHAOS_SIDE_SIGNING_SECRET', secret());
+    const whsec = randomBytes(32).toString('base64');
+    put('CHAOS_STRICT_SIGNING_SECRET', `whsec_${whsec}`);
+    put('CHAOS_COMMANDS_SERVICE_TOKEN', secret());
+    put('CHAOS_SPREAD_TELEGRAM_SECRET', secret());
+    put('CHAOS_CLIENT_TOKEN', this.clientToken);
+    put('ADMIN_TOKEN', this.adminToken);
+    // The parts of a secret that could leak on their own.
+    for (const bot of [this.hookBot, this.pollBot]) {
+      this.secrets.push({
+        name: `${bot.username} token (secret half)`,
+        value: bot.token.slice(bot.token.indexOf(':') + 1),
+      });
+    }
+    this.secrets.push({ name: 'CHAOS_STRICT_SIGNING_SECRET (key)', value: whsec });
+
+    const allSecrets = this.secrets.map((s) => s.value);
+    const security = (route: RouteName): Omit<ReceiverSecurity, 'secrets'> => {
+      switch (route) {
+        case 'strict':
+          return {
+            scheme: 'standard-webhooks' as const,
+            signingSecret: env.CHAOS_STRICT_SIGNING_SECRET,
+            allowedSecretHeaders: {},
+          };
+        case 'commands':
+          return {
+            scheme: 'relaygram-v1' as const,
+            signingSecret: env.CHAOS_COMMANDS_SIGNING_SECRET,
+            allowedSecretHeaders: {
+              'x-service-token': env.CHAOS_COMMANDS_SERVICE_TOKEN as string,
+            },
+          };
+        case 'spread':
+          return {
+            allowedSecretHeaders: {
+              'x-telegram-bot-api-secret-token': env.CHAOS_SPREAD_TELEGRAM_SECRET as string,
+            },
+          };
+        case 'main':
+          return {
+            scheme: 'relaygram-v1' as const,
+            signingSecret: env.CHAOS_MAIN_SIGNING_SECRET,
+            allowedSecretHeaders: {},
+          };
+        case 'side':
+          return {
+            scheme: 'relaygram-v1' as const,
+            signingSecret: env.CHAOS_SIDE_SIGNING_SECRET,
+            allowedSecretHeaders: {},
+          };
+      }
+    };
+    for (const route of ROUTES) {
+      this.receivers.set(
+        route,
+        await AuditedReceiver.start(
+          route,
+          { ...security(route), secrets: allSecrets },
+          await stablePort(),
+        ),
+      );
+    }
+    this.sideProxy = await TcpProxy.start([this.receiver('side').port]);
+
+    const configPath = join(runDir, 'relaygram.yaml');
+    writeFileSync(configPath, stringify(this.configDocument()));
+    this.config = loadConfigOrThrow({
+      path: configPath,
+      env: { ...env, REDIS_URL: this.redis.url },
+    });
+    this.keys = new RedisKeys(this.config.redis.prefix);
+    this.inspect = createRedis(this.redis.url, { connectionName: 'chaos-inspect' });
+
+    const appEnv: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'production',
+      RELAYGRAM_CONFIG: configPath,
+      REDIS_URL: this.redis.url,
+      TELEGRAM_API_BASE: this.emulator.apiRoot,
+      LOG_LEVEL: this.options.logLevel,
+      ...env,
+    };
+    const slot = async (app: AppName, name: string, port?: number) =>
+      new AppSlot({
+        app,
+        name,
+        root: this.options.root,
+        port: port ?? (await stablePort()),
+        adminPort: await stablePort(),
+        env: appEnv,
+        logPath: join(runDir, `${name}.log`),
+      });
+    this.ingress.push(
+      await slot('ingress', 'ingress-a', ingressPorts[0]),
+      await slot('ingress', 'ingress-b', ingressPorts[1]),
+    );
+    this.dispatchers.push(
+      await slot('dispatcher', 'dispatcher-a'),
+      await slot('dispatcher', 'dispatcher-b'),
+    );
+    this.gateway = await slot('gateway', 'gateway');
+    await Promise.all(this.slots.map((s) => s.start()));
+    log(
+      `started ${this.slots.map((s) => `${s.name} (pid ${s.pid})`).join(', ')}; ` +
+        `emulator ${this.emulator.apiRoot}`,
+    );
+    await this.waitWebhookSet();
+  }
+
+  receiver(route: RouteName): AuditedReceiver {
+    const receiver = this.receivers.get(route);
+    if (!receiver) throw new Error(`no receiver for ${route}`);
+    return receiver;
+  }
+
+  private configDocument(): Record<string, unknown> {
+    const retry = { backoff_cap: '10s' };
+    const target = (route: RouteName) =>
+      route === 'side'
+        ? `${this.sideProxy.url}/telegram/${route}`
+        : `${this.receiver(route).url}/telegram/${route}`;
+    return {
+      redis: { url: this.redis.url, prefix: 'chaos' },
+      telegram: { api_base: this.emulator.apiRoot },
+      bots: [
+        {
+          id: HOOK_BOT,
+          token_env: 'CHAOS_HOOK_BOT_TOKEN',
+          username: this.hookBot.username,
+          mode: 'webhook',
+          webhook: {
+            url: `${this.balancer.url}/webhooks/telegram/${HOOK_BOT}`,
+            secret_token_env: 'CHAOS_HOOK_WEBHOOK_SECRET',
+            max_connections: 40,
+            manage: true,
+          },
+        },
+        {
+          id: POLL_BOT,
+          token_env: 'CHAOS_POLL_BOT_TOKEN',
+          username: this.pollBot.username,
+          mode: 'polling',
+          allowed_updates: ['message', 'callback_query'],
+          default: true,
+        },
+      ],
+      routes: [
+        {
+          name: 'main',
+          target_url: target('main'),
+          signing_secret_env: 'CHAOS_MAIN_SIGNING_SECRET',
+          ordering: 'chat',
+          retry,
+        },
+        {
+          name: 'strict',
+          bots: [POLL_BOT],
+          target_url: target('strict'),
+          format: 'envelope',
+          signing_secret_env: 'CHAOS_STRICT_SIGNING_SECRET',
+          signature: 'standard-webhooks',
+          ordering: 'strict',
+          retry,
+        },
+        {
+          name: 'commands',
+          target_url: target('commands'),
+          signing_secret_env: 'CHAOS_COMMANDS_SIGNING_SECRET',
+          service_token_env: 'CHAOS_COMMANDS_SERVICE_TOKEN',
+          match: { commands: ['/buy', '/help'] },
+          ordering: 'chat',
+          retry,
+        },
+        {
+          name: 'spread',
+          target_url: target('spread'),
+          telegram_secret_token_env: 'CHAOS_SPREAD_TELEGRAM_SECRET',
+          match: { update_types: ['message'] },
+          ordering: 'none',
+          retry,
+        },
+        {
+          name: 'side',
+          target_url: target('side'),
+          signing_secret_env: 'CHAOS_SIDE_SIGNING_SECRET',
+          ordering: 'chat',
+          retry,
+        },
+      ],
+      clients: [
+        {
+          name: 'chaos-site',
+          token_env: 'CHAOS_CLIENT_TOKEN',
+          bots: [HOOK_BOT, POLL_BOT],
+          methods: ['sendMessage', 'getMe'],
+        },
+      ],
+    };
+  }
+
+  /** Ingress sets the webhook (manage: true) at start; the load needs it in place. */
+  private async waitWebhookSet(): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    while (this.emulator.webhookInfo(this.hookBot.id).url === '') {
+      if (Date.now() > deadline) throw new Error('ingress did not set the webhook in 30 s');
+      await sleep(100);
+    }
+  }
+
+  /** Starts whatever a scenario left stopped, and waits until all of it is live. */
+  async ensureRunning(): Promise<void> {
+    if (!this.redis.running) await this.redis.start();
+    for (const receiver of this.receivers.values()) await receiver.bringUp();
+    this.sideProxy.setMode('pass');
+    await Promise.all(this.slots.map((s) => (s.running ? undefined : s.start())));
+  }
+
+  /**
+   * The ingress slot whose process holds the polling bot's lease. /healthz cannot tell:
+   * every replica reports the bot's shared state. The lease value is the holder's token,
+   * `<hostname>:<pid>:<random>`.
+   */
+  async pollingIngress(): Promise<AppSlot | undefined> {
+    const token = await this.inspect.get(this.keys.pollerLease(POLL_BOT)).catch(() => null);
+    const pid = Number(token?.split(':')[1]);
+    return this.ingress.find((slot) => slot.running && slot.pid === pid);
+  }
+
+  /** Non-empty lanes left in Redis, all routes together; undefined while Redis is away. */
+  async lanesLeft(): Promise<number | undefined> {
+    try {
+      const counts = await Promise.all(
+        ROUTES.map((route) => this.inspect.scard(this.keys.routeLanes(route))),
+      );
+      return counts.reduce((a, b) => a + b, 0);
+    } catch {
+      return undefined;
+    }
+  }
+
+  pendingAtTelegram(): number {
+    return (
+      this.emulator.pendingUpdates(this.hookBot.id).length +
+      this.emulator.pendingUpdates(this.pollBot.id).length
+    );
+  }
+
+  async getJson(url: string, headers: Record<string, string> = {}): Promise<unknown> {
+    const res = await request(url, { headers, headersTimeout: 10_000, bodyTimeout: 10_000 });
+    const text = await res.body.text();
+    this.record(
+      `GET ${redactUrl(url)} -> ${res.statusCode} ${JSON.stringify(res.headers)} ${text}`,
+    );
+    if (res.statusCode >= 400) throw new Error(`GET ${redactUrl(url)}: ${res.statusCode}`);
+    return JSON.parse(text) as unknown;
+  }
+
+  /** Every answer the run read from Relaygram is kept, and grepped for secrets at the end. */
+  record(line: string): void {
+    appendFileSync(this.responsesLog, `${line.slice(0, 4000)}\n`);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.allSettled(this.slots.map((s) => s.stop()));
+    await this.inspect?.quit().catch(() => this.inspect.disconnect());
+    await Promise.allSettled([
+      this.balancer?.stop(),
+      this.sideProxy?.stop(),
+      ...[...this.receivers.values()].map((r) => r.stop()),
+    ]);
+    await this.emulator?.stop();
+    await this.redis?.stop();
+  }
+}
+
+/** The drop-in path holds a client token: the responses log shows the bot id only. */
+function redactUrl(url: string): string {
+  return url.replace(/\/bot(\d+):[^/]+/, '/bot$1:***');
+}
+
+export function workspaceRoot(): string {
+  let dir = __dirname;
+  while (dir !== dirname(dir)) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest) && JSON.parse(readFileSync(manifest, 'utf8')).name === 'relaygram') {
+      return dir;
+    }
+    dir = dirname(dir);
+  }
+  throw new Error('cannot find the workspace root (package.json named relaygram)');
+}
