@@ -20,6 +20,7 @@ export const WEBHOOK_PATH = '/webhooks/telegram';
 
 const SECRET_HEADER = 'x-telegram-bot-api-secret-token';
 const JSON_TYPE = 'application/json; charset=utf-8';
+const EMPTY_BODY = Buffer.alloc(0);
 
 interface WebhookRoute {
   Params: { botId?: string };
@@ -113,7 +114,9 @@ export class WebhookRoutes implements OnModuleInit {
 
   private async receive(request: WebhookRequest, reply: FastifyReply): Promise<FastifyReply> {
     const bot = request.ingressBot as IngressBot;
-    const body = request.body;
+    // Fastify runs no content-type parser for a request without Content-Type and without
+    // a body: the body is then undefined, not an empty buffer.
+    const body = request.body ?? EMPTY_BODY;
     const parsed = parseUpdate(body);
     if (!parsed.ok) {
       this.intake.rejected(bot, UpdateSource.Webhook, 400, parsed.error);
