@@ -172,7 +172,7 @@ describe('relaygram config check', () => {
     expect(bad).toEqual({
       status: 1,
       stdout: '',
-      stderr: `invalid: ${SHIPPED} — 1 problem\nREDIS_URL: must be a redis:// or rediss:// URL (it overrides redis.url)\n`,
+      stderr: `invalid: ${SHIPPED} — 1 problem\nREDIS_URL: must be a redis://, rediss://, redis+cluster:// or redis+sentinel:// URL (it overrides redis.url)\n`,
     });
     const skipped = relaygram(['config', 'check', SHIPPED, '--no-env'], {
       REDIS_URL: 'localhost:6379',
