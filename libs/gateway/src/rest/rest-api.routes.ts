@@ -348,9 +348,20 @@ async function installMultipart(api: FastifyInstance): Promise<void> {
   await api.register(fastifyMultipart, { throwFileSizeLimit: false });
 }
 
+/**
+ * A path under /api/v1 that no REST route has gets its body parsed by Nest's own parsers
+ * before the 404, and those throw Nest's HttpException (`getStatus()`, no `statusCode`).
+ */
+function httpExceptionStatus(error: unknown): number | undefined {
+  const getStatus = (error as { getStatus?: unknown }).getStatus;
+  if (typeof getStatus !== 'function') return undefined;
+  const status: unknown = getStatus.call(error);
+  return typeof status === 'number' ? status : undefined;
+}
+
 function restErrorHandler(logger: Logger) {
   return (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
-    const status = error.statusCode ?? 500;
+    const status = error.statusCode ?? httpExceptionStatus(error) ?? 500;
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || status === 413) {
       return reply.code(413).send({ error: 'the body is too large' });
     }
