@@ -97,7 +97,9 @@ export class TelegramClient {
     this.#filePath = `${api.pathPrefix}/file/bot${token}`;
     this.#hostPort = api.hostPort;
     const secretHalf = token.slice(token.indexOf(':') + 1);
-    this.#secrets = secretHalf.length >= 8 && secretHalf !== token ? [token, secretHalf] : [token];
+    // A suffix of the token is the whole token only when there is no colon: no value compare.
+    this.#secrets =
+      secretHalf.length >= 8 && secretHalf.length < token.length ? [token, secretHalf] : [token];
     this.#timeoutMs = positiveOr(options.timeoutMs, DEFAULT_TIMEOUT_MS);
     this.#onCall = options.onCall;
     this.#pool = new Pool(api.origin, {

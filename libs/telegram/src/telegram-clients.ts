@@ -1,4 +1,5 @@
 import type { BotConfig, RelaygramConfig, Secret } from '@relaygram/config';
+import { safeEqual } from '@relaygram/signing';
 import { TelegramClient } from './telegram-client';
 import type { TelegramCallEvent } from './telegram.types';
 
@@ -74,7 +75,7 @@ export class TelegramClients {
         const reusable =
           old !== undefined &&
           old.apiBase === apiBase &&
-          old.token.reveal() === bot.token.reveal() &&
+          safeEqual(old.token.reveal(), bot.token.reveal()) &&
           !old.client.closed;
         const client = reusable ? old.client : this.#create(bot, apiBase);
         if (!reusable) created.push(client);

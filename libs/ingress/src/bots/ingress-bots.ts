@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ConfigService, type BotConfig, type RelaygramConfig } from '@relaygram/config';
 import { UpdateOutcome, UpdateSource } from '@relaygram/contracts';
 import { RelaygramMetrics } from '@relaygram/observability';
-import { createSecretMatcher, type SecretMatcher } from '@relaygram/signing';
+import { createSecretMatcher, safeEqual, type SecretMatcher } from '@relaygram/signing';
 
 type OutcomeCounters = Readonly<Record<UpdateOutcome, { inc(): void }>>;
 
@@ -65,7 +65,7 @@ export class IngressBots {
       const old = previous?.byId.get(bot.id);
       // A learned username belongs to the token it was learned with.
       const learned =
-        old && old.config.token.reveal() === bot.token.reveal() ? old.username : undefined;
+        old && safeEqual(old.config.token.reveal(), bot.token.reveal()) ? old.username : undefined;
       const entry: IngressBot = {
         id: bot.id,
         config: bot,

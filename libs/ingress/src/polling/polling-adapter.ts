@@ -4,7 +4,8 @@ import {
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import type { BotConfig, RelaygramConfig } from '@relaygram/config';
+import type { BotConfig, RelaygramConfig, Secret } from '@relaygram/config';
+import { safeEqual } from '@relaygram/signing';
 import { RELAYGRAM_LOGGER, RelaygramMetrics } from '@relaygram/observability';
 import { QUEUE_CONTEXT, type QueueContext } from '@relaygram/queue';
 import { TelegramClients } from '@relaygram/telegram';
@@ -29,12 +30,21 @@ export interface LocalPoller {
 
 interface Running {
   poller: BotPoller;
-  /** What the poller was built from; a change restarts it. */
+  /** What the poller was built from; a change (or another token) restarts it. */
   fingerprint: string;
+  token: Secret;
 }
 
 function fingerprint(bot: BotConfig, config: RelaygramConfig): string {
-  return `${bot.mode}\n${config.telegram.apiBase}\n${bot.token.reveal()}`;
+  return `${bot.mode}\n${config.telegram.apiBase}`;
+}
+
+/** Tokens are compared like every secret, with the one digest comparison. */
+function unchanged(bot: BotConfig, config: RelaygramConfig, running: Running): boolean {
+  return (
+    fingerprint(bot, config) === running.fingerprint &&
+    safeEqual(bot.token.reveal(), running.token.reveal())
+  );
 }
 
 /**
@@ -75,7 +85,7 @@ export class PollingAdapter implements OnApplicationBootstrap, BeforeApplication
     const stopping: Promise<void>[] = [];
     for (const [id, running] of this.pollers) {
       const bot = config.bots.find((b) => b.id === id);
-      if (bot && bot.mode === 'polling' && fingerprint(bot, config) === running.fingerprint) {
+      if (bot && bot.mode === 'polling' && unchanged(bot, config, running)) {
         continue;
       }
       this.pollers.delete(id);
@@ -108,7 +118,7 @@ export class PollingAdapter implements OnApplicationBootstrap, BeforeApplication
         logger: this.logger,
         metrics: this.metrics,
       });
-      this.pollers.set(bot.id, { poller, fingerprint: fingerprint(bot, config) });
+      this.pollers.set(bot.id, { poller, fingerprint: fingerprint(bot, config), token: bot.token });
       poller.start();
     }
   }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { BotConfig } from '@relaygram/config';
+import type { BotConfig, Secret } from '@relaygram/config';
+import { safeEqual } from '@relaygram/signing';
 
 /** Telegram's getWebhookInfo answer. */
 export interface WebhookInfo {
@@ -44,13 +45,19 @@ export function webhookSettingsFingerprint(bot: BotConfig): string {
     .digest('base64url');
 }
 
+/** Two optional secrets are the same: both absent, or equal by the one digest comparison. */
+function sameSecret(a: Secret | undefined, b: Secret | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return safeEqual(a.reveal(), b.reveal());
+}
+
 /** Whether two configs of a bot need setWebhook called again. */
 export function webhookSettingsChanged(a: BotConfig, b: BotConfig): boolean {
   return (
     a.mode !== b.mode ||
-    a.token.reveal() !== b.token.reveal() ||
+    !safeEqual(a.token.reveal(), b.token.reveal()) ||
     a.webhook?.url !== b.webhook?.url ||
-    a.webhook?.secretToken.reveal() !== b.webhook?.secretToken.reveal() ||
+    !sameSecret(a.webhook?.secretToken, b.webhook?.secretToken) ||
     a.webhook?.maxConnections !== b.webhook?.maxConnections ||
     a.webhook?.manage !== b.webhook?.manage ||
     a.allowedUpdates.join(',') !== b.allowedUpdates.join(',')
