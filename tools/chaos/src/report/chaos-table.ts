@@ -10,6 +10,7 @@ const COLUMNS = [
   'order viol.',
   'dead (asked/other)',
   'drain',
+  'since last fault',
   'result',
 ] as const;
 
@@ -29,6 +30,7 @@ export function formatTable(results: readonly ScenarioResult[]): string {
     String(r.audit.orderViolations),
     `${r.audit.deadAsked}/${r.audit.deadUnexpected}`,
     seconds(r.drainMs),
+    r.sinceFaultMs === undefined ? '–' : seconds(r.sinceFaultMs),
     r.ok ? 'PASS' : 'FAIL',
   ]);
   const widths = COLUMNS.map((c, i) =>

@@ -15,6 +15,7 @@ export const dispatcherKill: Scenario = {
     const perSecond = quick ? 150 : 250;
     let loading = true;
     let kills = 0;
+    let lastKill: number | undefined;
     const chaos = (async () => {
       while (loading) {
         await sleep(1_000 + Math.random() * 2_000);
@@ -26,6 +27,7 @@ export const dispatcherKill: Scenario = {
         if (!victim) continue;
         await victim.kill9();
         kills++;
+        lastKill = Date.now();
         // Started again at once; it takes a second or two to be live, and may be the next victim.
         void victim.start().catch(() => undefined);
       }
@@ -35,6 +37,7 @@ export const dispatcherKill: Scenario = {
     await chaos;
     return {
       drainDeadlineMs: quick ? 180_000 : 420_000,
+      lastFaultAt: lastKill,
       notes: [`${kills} dispatchers killed with SIGKILL during the load`],
     };
   },

@@ -18,6 +18,7 @@ export const pollingIngressKill: Scenario = {
   async body({ cluster, quick, log }, traffic) {
     const rounds = quick ? 1 : 3;
     const notes: string[] = [];
+    let lastKill: number | undefined;
     const background = traffic.load(quick ? 1_000 : 4_000, 50, { onlyBot: HOOK_BOT });
     for (let round = 1; round <= rounds; round++) {
       const poller = await waitFor(() => cluster.pollingIngress(), 40_000);
@@ -48,6 +49,7 @@ export const pollingIngressKill: Scenario = {
       );
       log(`polling-ingress-kill: ${notes[notes.length - 1]}`);
       const killedAt = Date.now();
+      lastKill = killedAt;
       await sleep(2_000);
       await poller.start();
       const next = await waitFor(() => cluster.pollingIngress(), 40_000);
@@ -63,7 +65,7 @@ export const pollingIngressKill: Scenario = {
       }
     }
     await background;
-    return { drainDeadlineMs: quick ? 120_000 : 180_000, notes };
+    return { drainDeadlineMs: quick ? 120_000 : 180_000, notes, lastFaultAt: lastKill };
   },
 };
 

@@ -17,8 +17,10 @@ export const receiverDown: Scenario = {
     await traffic.load(Math.round((downMs / 1000) * (quick ? 40 : 30)), quick ? 40 : 30);
     await sleep(Math.max(0, downMs - (Date.now() - downAt)));
     await receiver.bringUp();
+    const upAt = Date.now();
     return {
       drainDeadlineMs: quick ? 90_000 : 180_000,
+      lastFaultAt: upAt,
       notes: [`commands receiver down for ${Math.round((Date.now() - downAt) / 1000)} s`],
     };
   },

@@ -13,6 +13,7 @@ export const redisKill: Scenario = {
     const marks = quick ? [0.5] : [0.3, 0.7];
     const notes: string[] = [];
     let next = 0;
+    let backAt: number | undefined;
     await traffic.load(quick ? 1_500 : 6_000, quick ? 120 : 150, {
       during: async (done) => {
         const mark = marks[next];
@@ -23,11 +24,12 @@ export const redisKill: Scenario = {
         log(`redis-kill: redis-server killed at ${Math.round(done * 100)} % of the load`);
         await sleep(2_000);
         await cluster.redis.start();
+        backAt = Date.now();
         notes.push(
           `Redis killed at ${Math.round(done * 100)} % of the load, back after ${Date.now() - downAt} ms on its AOF`,
         );
       },
     });
-    return { drainDeadlineMs: quick ? 120_000 : 180_000, notes };
+    return { drainDeadlineMs: quick ? 120_000 : 180_000, notes, lastFaultAt: backAt };
   },
 };

@@ -27,6 +27,8 @@ export interface ScenarioBody {
   notes?: (string | (() => string))[];
   /** How long the audit waits for the drain, from the end of the load. */
   drainDeadlineMs: number;
+  /** When the last fault ended (a kill, a restart, the network or receiver back). */
+  lastFaultAt?: number;
 }
 
 export interface ScenarioResult {
@@ -34,6 +36,8 @@ export interface ScenarioResult {
   audit: AuditResult;
   /** From the end of the load (and faults) until Telegram had nothing pending and every lane was empty. */
   drainMs: number | undefined;
+  /** From the end of the last fault to the same point. */
+  sinceFaultMs: number | undefined;
   totalMs: number;
   /** Checks requests failed at the receivers (signature, headers, secrets): the first few. */
   receiverProblems: string[];
@@ -81,13 +85,15 @@ export async function runScenario(
   log(`${scenario.name}: ${traffic.injected.length} updates injected; waiting for the drain`);
 
   let drainMs: number | undefined;
+  let drainedAt: number | undefined;
   const deadline = loadEnded + body.drainDeadlineMs;
   let lastReport = 0;
   for (;;) {
     const pending = cluster.pendingAtTelegram();
     const lanes = await cluster.lanesLeft();
     if (pending === 0 && lanes === 0) {
-      drainMs = Date.now() - loadEnded;
+      drainedAt = Date.now();
+      drainMs = drainedAt - loadEnded;
       break;
     }
     if (Date.now() > deadline) break;
@@ -133,6 +139,10 @@ export async function runScenario(
     name: scenario.name,
     audit,
     drainMs,
+    sinceFaultMs:
+      drainedAt !== undefined && body.lastFaultAt !== undefined
+        ? drainedAt - body.lastFaultAt
+        : undefined,
     totalMs: Date.now() - started,
     receiverProblems,
     receiverProblemCount,

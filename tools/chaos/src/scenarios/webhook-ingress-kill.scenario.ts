@@ -14,6 +14,7 @@ export const webhookIngressKill: Scenario = {
   async body({ cluster, quick, log }, traffic) {
     let loading = true;
     let kills = 0;
+    let lastKill: number | undefined;
     const chaos = (async () => {
       while (loading) {
         await sleep(3_000 + Math.random() * 2_000);
@@ -22,6 +23,7 @@ export const webhookIngressKill: Scenario = {
         if (!victim?.running) continue;
         await victim.kill9();
         kills++;
+        lastKill = Date.now();
         await sleep(1_000 + Math.random() * 1_000);
         await victim
           .start()
@@ -33,6 +35,7 @@ export const webhookIngressKill: Scenario = {
     await chaos;
     return {
       drainDeadlineMs: quick ? 120_000 : 180_000,
+      lastFaultAt: lastKill,
       notes: [`${kills} ingress replicas killed with SIGKILL under webhook load`],
     };
   },
