@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { delimiter, join } from 'node:path';
-import { accessSync, constants } from 'node:fs';
 
 export interface LocalRedis {
   url: string;
@@ -95,6 +94,12 @@ export function freePort(): Promise<number> {
 export async function startRedisServer(options: StartRedisOptions = {}): Promise<LocalRedis> {
   const binary = findRedisServer();
   if (!binary) throw new RedisServerNotFoundError();
+  if (options.dataDir) {
+    // A server left behind by a process killed with -9 still owns the AOF in this
+    // directory; a second one writing the same file would corrupt it. Take it over.
+    const orphan = await orphanedServer(options.dataDir);
+    if (orphan) return orphan;
+  }
   const port = options.port ?? (await freePort());
   const args = [
     '--bind',
@@ -109,6 +114,7 @@ export async function startRedisServer(options: StartRedisOptions = {}): Promise
   if (options.dataDir) {
     mkdirSync(options.dataDir, { recursive: true });
     args.push('--dir', options.dataDir, '--appendonly', 'yes', '--appendfsync', 'everysec');
+    args.push('--pidfile', join(options.dataDir, PIDFILE));
   } else {
     args.push('--appendonly', 'no');
   }
@@ -141,6 +147,9 @@ export async function startRedisServer(options: StartRedisOptions = {}): Promise
     await new Promise((r) => setTimeout(r, 50));
   }
 
+  if (options.dataDir) {
+    writeFileSync(join(options.dataDir, SERVER_FILE), JSON.stringify({ pid: child.pid, port }));
+  }
   return {
     url: `redis://127.0.0.1:${port}`,
     pid: child.pid,
@@ -151,6 +160,43 @@ export async function startRedisServer(options: StartRedisOptions = {}): Promise
       const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
       await exited;
       clearTimeout(timer);
+    },
+  };
+}
+
+const PIDFILE = 'redis.pid';
+/** Where a started server is recorded ({ pid, port }), to find it again after a crash. */
+const SERVER_FILE = 'relaygram-redis.json';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The server recorded in `dataDir`, when it still runs and answers. */
+async function orphanedServer(dataDir: string): Promise<LocalRedis | undefined> {
+  let recorded: { pid?: unknown; port?: unknown };
+  try {
+    recorded = JSON.parse(readFileSync(join(dataDir, SERVER_FILE), 'utf8')) as typeof recorded;
+  } catch {
+    return undefined;
+  }
+  const { pid, port } = recorded;
+  if (typeof pid !== 'number' || typeof port !== 'number' || !alive(pid)) return undefined;
+  if (!(await redisAnswers('127.0.0.1', port, 500))) return undefined;
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    pid,
+    async stop() {
+      if (!alive(pid)) return;
+      process.kill(pid, 'SIGTERM');
+      const deadline = Date.now() + 5_000;
+      while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      if (alive(pid)) process.kill(pid, 'SIGKILL');
     },
   };
 }
