@@ -12,6 +12,7 @@ import { WebhookReplyExecutor } from './delivery/webhook-reply.executor';
 import { DISPATCHER_OPTIONS, type ResolvedDispatcherOptions } from './dispatcher-options';
 import { LaneDrainer } from './lanes/lane-drainer';
 import { MaintenanceScheduler } from './maintenance/maintenance-scheduler';
+import { MaintenanceProcessor } from './maintenance/maintenance.processor';
 import { RouteRuntimes } from './routes/route-runtimes';
 import { DeliveryWorkers } from './workers/delivery-workers';
 
@@ -32,6 +33,7 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
     private readonly target: TargetClient,
     private readonly replies: WebhookReplyExecutor,
     private readonly maintenance: MaintenanceScheduler,
+    private readonly maintenanceWorker: MaintenanceProcessor,
     private readonly health: HealthRegistry,
     @Inject(RELAYGRAM_LOGGER) private readonly logger: Logger,
     @Inject(DISPATCHER_OPTIONS) private readonly options: ResolvedDispatcherOptions,
@@ -50,7 +52,7 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
     });
     this.health.addReadinessCheck('dispatcher', () => {
       const { running, down } = this.workers.status();
-      const maintenance = this.maintenance.status();
+      const maintenance = this.maintenanceWorker.running();
       return {
         ready: down.length === 0 && maintenance,
         detail: { routes: running.length, down, maintenance },
@@ -73,7 +75,8 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
     const grace = setTimeout(() => this.target.abortAll(), this.options.shutdownGraceMs);
     grace.unref();
     try {
-      await Promise.all([this.workers.close(), this.maintenance.stop()]);
+      this.maintenance.stop();
+      await this.workers.close();
     } finally {
       clearTimeout(grace);
     }

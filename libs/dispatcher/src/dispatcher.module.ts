@@ -1,4 +1,7 @@
 import { ConfigurableModuleBuilder, Module } from '@nestjs/common';
+import { BullModule, getQueueToken } from '@nestjs/bullmq';
+import type { Queue } from 'bullmq';
+import { QueueName } from '@relaygram/contracts';
 import { ConfigService } from '@relaygram/config';
 import { RELAYGRAM_LOGGER, RelaygramMetrics } from '@relaygram/observability';
 import {
@@ -19,7 +22,13 @@ import {
   type ResolvedDispatcherOptions,
 } from './dispatcher-options';
 import { LaneDrainer } from './lanes/lane-drainer';
-import { MaintenanceScheduler } from './maintenance/maintenance-scheduler';
+import {
+  MAINTENANCE_CONNECTION,
+  MaintenanceConnectionModule,
+} from './maintenance/maintenance-connection';
+import { MaintenanceProcessor } from './maintenance/maintenance.processor';
+import { MaintenanceScheduler, type MaintenanceJob } from './maintenance/maintenance-scheduler';
+import type { RelaygramRedis } from '@relaygram/queue';
 import { RouteRuntimes } from './routes/route-runtimes';
 import { DeliveryWorkers } from './workers/delivery-workers';
 
@@ -37,6 +46,17 @@ function childLogger(logger: Logger): Logger {
  * global config, queue and observability modules of CoreModule.
  */
 @Module({
+  imports: [
+    BullModule.forRootAsync({
+      imports: [MaintenanceConnectionModule],
+      inject: [MAINTENANCE_CONNECTION, QUEUE_CONTEXT],
+      useFactory: (connection: RelaygramRedis, ctx: QueueContext) => ({
+        connection,
+        prefix: ctx.keys.bullPrefix,
+      }),
+    }),
+    BullModule.registerQueue({ name: QueueName.Maintenance }),
+  ],
   providers: [
     {
       provide: DISPATCHER_OPTIONS,
@@ -99,6 +119,7 @@ function childLogger(logger: Logger): Logger {
         RelaygramMetrics,
         RELAYGRAM_LOGGER,
         DISPATCHER_OPTIONS,
+        getQueueToken(QueueName.Maintenance),
       ],
       useFactory: (
         ctx: QueueContext,
@@ -108,13 +129,23 @@ function childLogger(logger: Logger): Logger {
         metrics: RelaygramMetrics,
         logger: Logger,
         options: ResolvedDispatcherOptions,
+        queue: Queue<MaintenanceJob>,
       ) =>
-        new MaintenanceScheduler(ctx, config, reconciler, dead, metrics, childLogger(logger), {
-          redisUrl: config.config.redis.url,
-          reconcileEveryMs: options.reconcileEveryMs,
-          routeRemovedAfterMs: options.routeRemovedAfterMs,
-        }),
+        new MaintenanceScheduler(
+          ctx,
+          config,
+          reconciler,
+          dead,
+          metrics,
+          childLogger(logger),
+          {
+            reconcileEveryMs: options.reconcileEveryMs,
+            routeRemovedAfterMs: options.routeRemovedAfterMs,
+          },
+          queue,
+        ),
     },
+    MaintenanceProcessor,
     DispatcherLifecycle,
   ],
 })

@@ -1,29 +1,21 @@
-import { Queue, Worker, type Job } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { ConfigService } from '@relaygram/config';
-import {
-  JobName,
-  PRUNE_DEAD_LETTERS_EVERY_MS,
-  QueueName,
-  type JobPayloads,
-} from '@relaygram/contracts';
+import { JobName, PRUNE_DEAD_LETTERS_EVERY_MS, type JobPayloads } from '@relaygram/contracts';
 import type { RelaygramMetrics } from '@relaygram/observability';
 import {
-  createRedis,
   readRouteStats,
   waitForRedis,
   type DeadLetterStore,
   type LaneReconciler,
   type QueueContext,
   type ReconcileReport,
-  type RelaygramRedis,
 } from '@relaygram/queue';
 import type { Logger } from 'pino';
-import { processorFor, type JobHandler } from '../workers/job-processors';
 
-type MaintenanceJob = JobPayloads[JobName.ReconcileLanes] | JobPayloads[JobName.PruneDeadLetters];
+export type MaintenanceJob =
+  JobPayloads[JobName.ReconcileLanes] | JobPayloads[JobName.PruneDeadLetters];
 
 export interface MaintenanceSettings {
-  redisUrl: string;
   reconcileEveryMs: number;
   routeRemovedAfterMs: number;
 }
@@ -36,15 +28,12 @@ const MAINTENANCE_JOB_OPTIONS = Object.freeze({
 
 /**
  * Housekeeping, shared by all replicas through BullMQ job schedulers on the maintenance
- * queue (each run is done by one replica): reconcile lanes every RECONCILE_EVERY_MS and
- * prune dead-letter indexes hourly. Each replica also runs one reconcile at start and,
- * on its own timer, reports the routes it serves (see LaneReconciler) and refreshes its
- * queue gauges.
+ * queue (each run is done by one replica, see MaintenanceProcessor): reconcile lanes
+ * every RECONCILE_EVERY_MS and prune dead-letter indexes hourly. Each replica also runs
+ * one reconcile at start and, on its own timer, reports the routes it serves (see
+ * LaneReconciler) and refreshes its queue gauges.
  */
 export class MaintenanceScheduler {
-  #queue?: Queue<MaintenanceJob>;
-  #worker?: Worker<MaintenanceJob>;
-  #connection?: RelaygramRedis;
   #timer?: NodeJS.Timeout;
   #scheduled = false;
   #stopped = false;
@@ -57,39 +46,11 @@ export class MaintenanceScheduler {
     private readonly metrics: RelaygramMetrics,
     private readonly logger: Logger,
     private readonly settings: MaintenanceSettings,
+    private readonly queue: Queue<MaintenanceJob>,
   ) {}
 
   start(): void {
-    const processor = processorFor(QueueName.Maintenance, {
-      [JobName.ReconcileLanes]: (() => this.reconcile()) as JobHandler<JobName>,
-      [JobName.PruneDeadLetters]: (() => this.prune()) as JobHandler<JobName>,
-    });
-    this.#queue = new Queue<MaintenanceJob>(QueueName.Maintenance, {
-      connection: this.ctx.redis,
-      prefix: this.ctx.keys.bullPrefix,
-      skipVersionCheck: true,
-    });
-    this.#queue.on('error', () => undefined);
-    this.#connection = createRedis(this.settings.redisUrl, {
-      mode: 'blocking',
-      connectionName: 'relaygram-dispatcher-maintenance',
-    });
-    this.#connection.on('error', () => undefined);
-    this.#worker = new Worker<MaintenanceJob>(
-      QueueName.Maintenance,
-      (job: Job<MaintenanceJob>, token?: string) => processor(job, token),
-      {
-        connection: this.#connection,
-        prefix: this.ctx.keys.bullPrefix,
-        concurrency: 1,
-      },
-    );
-    this.#worker.on('error', (error) =>
-      this.logger.error({ error: error.message }, 'maintenance worker error'),
-    );
-    this.#worker.on('failed', (job, error) =>
-      this.logger.error({ job: job?.name, error: error.message }, 'maintenance job failed'),
-    );
+    this.queue.on('error', () => undefined);
     this.#timer = setInterval(() => void this.#tick(), this.settings.reconcileEveryMs);
     this.#timer.unref();
     // The shared connection fails fast while it is still connecting at start.
@@ -131,16 +92,10 @@ export class MaintenanceScheduler {
     );
   }
 
-  status(): boolean {
-    return Boolean(this.#worker?.isRunning()) && this.#connection?.status === 'ready';
-  }
-
-  async stop(): Promise<void> {
+  /** Stops this replica's own timer; the worker and queue close with the app. */
+  stop(): void {
     this.#stopped = true;
     if (this.#timer) clearInterval(this.#timer);
-    await this.#worker?.close().catch(() => undefined);
-    await this.#queue?.close().catch(() => undefined);
-    await this.#connection?.quit().catch(() => this.#connection?.disconnect());
   }
 
   /**
@@ -163,8 +118,7 @@ export class MaintenanceScheduler {
   }
 
   async #schedule(): Promise<void> {
-    const queue = this.#queue;
-    if (!queue) return;
+    const queue = this.queue;
     await queue.upsertJobScheduler(
       JobName.ReconcileLanes,
       { every: this.settings.reconcileEveryMs },
