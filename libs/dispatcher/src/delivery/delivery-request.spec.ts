@@ -108,11 +108,28 @@ describe('envelopeBody', () => {
   });
 
   it('keeps any type name as a plain key, and copes with an update without a payload', () => {
-    const odd = { ...entry, body: Buffer.from('{"update_id":1,"__proto__":{"x":1}}') };
+    const odd = { ...entry, body: Buffer.from('{"update_id":9001,"__proto__":{"x":1}}') };
     expect(envelopeBody(odd).toString('utf8')).toBe(
       '{"bot_id":"shop-bot","update_id":9001,"__proto__":{"x":1}}',
     );
-    const bare = { ...entry, body: Buffer.from('{"update_id":1}') };
-    expect(envelopeBody(bare).toString('utf8')).toBe('{"bot_id":"shop-bot","update_id":9001}');
+    const bare = { ...entry, body: Buffer.from(' {\n "update_id":9001}\n') };
+    expect(envelopeBody(bare).toString('utf8')).toBe('{"bot_id":"shop-bot",\n "update_id":9001}\n');
+  });
+
+  it('passes the payload bytes through: big numbers intact, any depth', () => {
+    const big = {
+      ...entry,
+      body: Buffer.from('{"update_id":9001,"message":{"id":12345678901234567890}}'),
+    };
+    expect(envelopeBody(big).toString('utf8')).toBe(
+      '{"bot_id":"shop-bot","update_id":9001,"message":{"id":12345678901234567890}}',
+    );
+    const depth = 100_000;
+    const deep = `{"update_id":9001,"message":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`;
+    const body = envelopeBody({ ...entry, body: Buffer.from(deep) }).toString('utf8');
+    expect(body.startsWith('{"bot_id":"shop-bot","update_id":9001,"message":{"a":{"a":')).toBe(
+      true,
+    );
+    expect(body.length).toBe(deep.length + '"bot_id":"shop-bot",'.length);
   });
 });

@@ -1,6 +1,5 @@
 import type { DeliveryFormat, RouteConfig, Secret } from '@relaygram/config';
 import type { DeliveryEntry } from '@relaygram/queue';
-import { updateType, type Update } from '@relaygram/routing';
 import { createSigner, type DeliverySigner } from '@relaygram/signing';
 
 export const USER_AGENT = 'Relaygram-Dispatcher';
@@ -67,15 +66,28 @@ export function buildDeliveryRequest(
   return { headers, body };
 }
 
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+
+function isJsonWhitespace(byte: number | undefined): boolean {
+  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
+}
+
 /**
- * `{"bot_id": "...", "update_id": N, "<type>": {...}}`. Written out by hand rather than
- * through an object, so any type name Telegram may add (even one like `__proto__`)
- * becomes a plain key.
+ * `{"bot_id": "...", "update_id": N, "<type>": {...}}`: the update's own bytes with
+ * `bot_id` spliced in after its opening brace. Nothing is parsed or re-serialised, so
+ * the payload arrives exactly as Telegram wrote it (numbers beyond 2^53, key order, any
+ * type name), and an update nested deeper than JSON.stringify's stack can go (ingress
+ * accepts up to 1 MiB) cannot wedge its lane. Ingress only accepts a JSON object with
+ * an update_id, so the bytes start with `{` and have a member.
  */
 export function envelopeBody(entry: DeliveryEntry): Buffer {
-  const update = JSON.parse(entry.body.toString('utf8')) as Update;
-  const type = updateType(update);
-  const head = `{"bot_id":${JSON.stringify(entry.bot)},"update_id":${entry.updateId}`;
-  if (type === undefined) return Buffer.from(`${head}}`, 'utf8');
-  return Buffer.from(`${head},${JSON.stringify(type)}:${JSON.stringify(update[type])}}`, 'utf8');
+  const raw = entry.body;
+  let start = 0;
+  while (isJsonWhitespace(raw[start])) start += 1;
+  if (raw[start] !== OPEN_BRACE) throw new Error('stored update is not a JSON object');
+  let first = start + 1;
+  while (isJsonWhitespace(raw[first])) first += 1;
+  const head = `{"bot_id":${JSON.stringify(entry.bot)}${raw[first] === CLOSE_BRACE ? '' : ','}`;
+  return Buffer.concat([Buffer.from(head, 'utf8'), raw.subarray(start + 1)]);
 }
