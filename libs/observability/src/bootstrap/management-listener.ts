@@ -55,8 +55,36 @@ function withRequestContext(handler: Handler, management: boolean): Handler {
 export class ListenerPair {
   management?: Server;
 
+  constructor(private readonly timeouts: ListenerTimeouts) {}
+
   readonly serverFactory = (handler: Handler): Server => {
-    this.management = createServer(withRequestContext(handler, true));
-    return createServer(withRequestContext(handler, false));
+    this.management = this.#create(withRequestContext(handler, true));
+    return this.#create(withRequestContext(handler, false));
   };
+
+  // Fastify applies its own requestTimeout only to a server it creates itself, so the
+  // limits that cut off slow clients are set here, on both servers.
+  #create(handler: Handler): Server {
+    const { requestTimeoutMs, headersTimeoutMs, keepAliveTimeoutMs } = this.timeouts;
+    const server = createServer(
+      {
+        requestTimeout: requestTimeoutMs,
+        headersTimeout: Math.min(headersTimeoutMs, requestTimeoutMs),
+        // Node checks the two limits above on this period (30 s by default).
+        connectionsCheckingInterval: Math.max(250, Math.min(5_000, requestTimeoutMs / 4)),
+      },
+      handler,
+    );
+    server.keepAliveTimeout = keepAliveTimeoutMs;
+    return server;
+  }
+}
+
+export interface ListenerTimeouts {
+  /** A whole request, body included, must arrive within this time. */
+  requestTimeoutMs: number;
+  /** The request line and headers must arrive within this time. */
+  headersTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this time. */
+  keepAliveTimeoutMs: number;
 }

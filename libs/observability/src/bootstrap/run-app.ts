@@ -54,6 +54,8 @@ export interface RunOptions {
    * how to get one.
    */
   localRedis?: { dataDir: string };
+  /** Overrides REQUEST_TIMEOUT_MS (tests of slow clients). */
+  requestTimeoutMs?: number;
 }
 
 export interface RunningApp {
@@ -66,6 +68,12 @@ export interface RunningApp {
 
 /** Bodies above this are refused with 413 (a webhook update is far smaller). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+/** A whole request must arrive within this (see ListenerPair). */
+export const REQUEST_TIMEOUT_MS = 120_000;
+const HEADERS_TIMEOUT_MS = 30_000;
+// Above the 60 s idle timeout of common load balancers, so they close first.
+const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
 /** Time given to in-flight work on SIGTERM before the process exits anyway. */
 export const SHUTDOWN_GRACE_MS = 25_000;
 
@@ -144,15 +152,19 @@ export async function startApp(
     );
   }
 
-  const listeners = new ListenerPair();
+  // A client that stalls (slow headers, a trickling body) is cut off rather than holding
+  // a socket; the limit leaves a 50 MB upload room at about 0.5 MB/s.
+  const listeners = new ListenerPair({
+    requestTimeoutMs: options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
+    headersTimeoutMs: HEADERS_TIMEOUT_MS,
+    keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS,
+  });
   const adapter = new FastifyAdapter({
     serverFactory: listeners.serverFactory,
     bodyLimit: BODY_LIMIT_BYTES,
     // Fastify's access log would print raw URLs (drop-in paths carry client tokens).
     logger: false,
     genReqId: requestIdOf,
-    // A client that stalls mid-request is cut off rather than holding a socket.
-    requestTimeout: 60_000,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });
