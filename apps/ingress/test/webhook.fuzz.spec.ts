@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { TelegramEmulator } from '@relaygram/testing';
+import { TelegramEmulator, fuzzParameters } from '@relaygram/testing';
 import fc from 'fast-check';
 import { request } from 'undici';
 import { TestInstall, webhookSecret, type IngressInstance } from './support/test-install';
@@ -16,14 +16,6 @@ import { TestInstall, webhookSecret, type IngressInstance } from './support/test
  * Replay a failure with the seed fast-check prints: FC_SEED=<seed> (and FC_PATH=<path>);
  * FC_NUM_RUNS raises or lowers the number of runs.
  */
-function fcParams(numRuns: number): fc.Parameters<unknown> {
-  return {
-    numRuns: Number(process.env.FC_NUM_RUNS) || numRuns,
-    ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED) } : {}),
-    ...(process.env.FC_PATH ? { path: process.env.FC_PATH } : {}),
-  };
-}
-
 const SECRET = webhookSecret();
 let nextId = randomInt(1_000_000, 1_000_000_000);
 
@@ -274,7 +266,7 @@ describe('webhook endpoint: arbitrary requests (fuzz)', () => {
           count(retry);
         }
       }),
-      fcParams(400),
+      fuzzParameters(400),
     );
     expect(await storedDeliveries()).toBe(queuedDeliveries);
     expect((await ingress.healthz()).status).toBe(200);

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import { fuzzParameters } from '@relaygram/testing';
 import { stringify } from 'yaml';
 import { loadConfig } from './loader';
 
@@ -15,14 +16,6 @@ import { loadConfig } from './loader';
  * Replay a failure with the seed fast-check prints: FC_SEED=<seed> (and FC_PATH=<path>);
  * FC_NUM_RUNS raises or lowers the number of runs.
  */
-function fcParams(numRuns: number): fc.Parameters<unknown> {
-  return {
-    numRuns: Number(process.env.FC_NUM_RUNS) || numRuns,
-    ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED) } : {}),
-    ...(process.env.FC_PATH ? { path: process.env.FC_PATH } : {}),
-  };
-}
-
 const NAME = /^[a-z0-9-]{1,64}$/;
 const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
 const TELEGRAM_SECRET = /^[A-Za-z0-9_-]{1,256}$/;
@@ -92,7 +85,7 @@ describe('config: no header injection through names or secrets', () => {
           throw new Error(`a valid name was refused: ${result.problems.join('; ')}`);
         }
       }),
-      fcParams(400),
+      fuzzParameters(400),
     );
   });
 
@@ -105,7 +98,7 @@ describe('config: no header injection through names or secrets', () => {
         if (result.ok)
           expect(result.config.routes[0]?.serviceToken?.reveal()).toMatch(VISIBLE_ASCII);
       }),
-      fcParams(300),
+      fuzzParameters(300),
     );
   });
 
@@ -119,7 +112,7 @@ describe('config: no header injection through names or secrets', () => {
           expect(result.config.routes[0]?.telegramSecretToken?.reveal()).toMatch(TELEGRAM_SECRET);
         }
       }),
-      fcParams(300),
+      fuzzParameters(300),
     );
   });
 

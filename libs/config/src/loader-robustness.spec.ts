@@ -82,7 +82,9 @@ const SECTIONS: Array<[PathSegment[], new () => object]> = [
 ];
 
 // A problem line: a YAML path (or an env var name), a colon, then one line of text.
-const PROBLEM_LINE = /^[a-z_][a-z0-9_]*(\[\d+\])*(\.[a-z0-9_ ]+(\[\d+\])*)*: [^\n]+$/;
+// A key that is not a plain name is quoted: `routes[0].match["x y"]`.
+const PROBLEM_LINE =
+  /^[a-z_][a-z0-9_]*(\[\d+\]|\["[^"\n]*"\])*(\.[a-z0-9_]+(\[\d+\]|\["[^"\n]*"\])*)*: [^\n]+$/;
 
 let files = 0;
 

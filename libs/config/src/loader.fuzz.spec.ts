@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import { fuzzParameters } from '@relaygram/testing';
 import { stringify } from 'yaml';
 import { ConfigError, loadConfig, loadConfigOrThrow } from './loader';
 
@@ -14,14 +15,6 @@ import { ConfigError, loadConfig, loadConfigOrThrow } from './loader';
  * Replay a failure with the seed fast-check prints: FC_SEED=<seed> (and FC_PATH=<path>);
  * FC_NUM_RUNS raises or lowers the number of runs.
  */
-function fcParams(numRuns: number): fc.Parameters<unknown> {
-  return {
-    numRuns: Number(process.env.FC_NUM_RUNS) || numRuns,
-    ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED) } : {}),
-    ...(process.env.FC_PATH ? { path: process.env.FC_PATH } : {}),
-  };
-}
-
 const botToken = () =>
   `${randomInt(100_000, 9_999_999_999)}:${randomBytes(27).toString('base64url')}`;
 const ENV: NodeJS.ProcessEnv = {
@@ -275,7 +268,7 @@ describe('config loader: arbitrary input (fuzz)', () => {
         ),
         (content) => checkLoad(writeFile(content)),
       ),
-      fcParams(300),
+      fuzzParameters(300),
     );
   });
 
@@ -284,7 +277,7 @@ describe('config loader: arbitrary input (fuzz)', () => {
       fc.property(fc.array(yamlToken, { maxLength: 60 }), (tokens) =>
         checkLoad(writeFile(tokens.join(''))),
       ),
-      fcParams(400),
+      fuzzParameters(400),
     );
   });
 
@@ -295,7 +288,7 @@ describe('config loader: arbitrary input (fuzz)', () => {
         for (const e of edits) doc = applyEdit(doc, e);
         checkLoad(writeFile(stringify(doc)));
       }),
-      fcParams(400),
+      fuzzParameters(400),
     );
   });
 

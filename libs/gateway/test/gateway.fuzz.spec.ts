@@ -1,6 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
+import { fuzzParameters } from '@relaygram/testing';
 import { request } from 'undici';
 import { startGatewayHarness, type GatewayHarness } from './gateway-harness';
 
@@ -14,14 +15,6 @@ import { startGatewayHarness, type GatewayHarness } from './gateway-harness';
  * Replay a failure with the seed fast-check prints: FC_SEED=<seed> (and FC_PATH=<path>);
  * FC_NUM_RUNS raises or lowers the number of runs.
  */
-function fcParams(numRuns: number): fc.Parameters<unknown> {
-  return {
-    numRuns: Number(process.env.FC_NUM_RUNS) || numRuns,
-    ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED) } : {}),
-    ...(process.env.FC_PATH ? { path: process.env.FC_PATH } : {}),
-  };
-}
-
 interface Shot {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
@@ -357,7 +350,7 @@ describe('gateway: arbitrary REST and drop-in requests (fuzz)', () => {
           await checkAnswer(answer);
         },
       ),
-      fcParams(250),
+      fuzzParameters(250),
     );
     expect(unhandled).toEqual([]);
   }, 120_000);
@@ -395,7 +388,7 @@ describe('gateway: arbitrary REST and drop-in requests (fuzz)', () => {
           await checkAnswer(answer, { shot, token: bot?.token ?? h.main.token });
         },
       ),
-      fcParams(250),
+      fuzzParameters(250),
     );
     expect(unhandled).toEqual([]);
   }, 120_000);
@@ -434,7 +427,7 @@ describe('gateway: arbitrary REST and drop-in requests (fuzz)', () => {
           expect([400, 404]).toContain(answer.status);
         },
       ),
-      fcParams(200),
+      fuzzParameters(200),
     );
   }, 60_000);
 

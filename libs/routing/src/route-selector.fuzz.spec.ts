@@ -1,6 +1,11 @@
 import { loadConfigOrThrow, type RelaygramConfig } from '@relaygram/config';
 import { laneId } from '@relaygram/contracts';
-import { generateToken, writeTestConfig, type TestConfigFile } from '@relaygram/testing';
+import {
+  generateToken,
+  writeTestConfig,
+  type TestConfigFile,
+  fuzzParameters,
+} from '@relaygram/testing';
 import fc from 'fast-check';
 import { command } from './command-parser';
 import { laneKeyFor } from './lane-key';
@@ -16,14 +21,6 @@ import { UPDATE_TYPES, type Update } from './update.types';
  * Replay a failure with the seed fast-check prints: FC_SEED=<seed> (and FC_PATH=<path>);
  * FC_NUM_RUNS raises or lowers the number of runs.
  */
-function fcParams(numRuns: number): fc.Parameters<unknown> {
-  return {
-    numRuns: Number(process.env.FC_NUM_RUNS) || numRuns,
-    ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED) } : {}),
-    ...(process.env.FC_PATH ? { path: process.env.FC_PATH } : {}),
-  };
-}
-
 /** A value of any JSON shape, or one of the awkward ones JSON can carry. */
 const jsonish = fc.oneof(
   fc.anything({ maxDepth: 3, withNullPrototype: true, withObjectString: true }),
@@ -183,7 +180,7 @@ describe('routing: arbitrary Update-shaped objects (fuzz)', () => {
           expect(cmd).not.toContain('@');
         }
       }),
-      fcParams(3000),
+      fuzzParameters(3000),
     );
   });
 
@@ -198,7 +195,7 @@ describe('routing: arbitrary Update-shaped objects (fuzz)', () => {
           expect(id).not.toMatch(/[:\s\u0000-\u001f]/);
         }
       }),
-      fcParams(3000),
+      fuzzParameters(3000),
     );
   });
 
@@ -231,7 +228,7 @@ describe('routing: arbitrary Update-shaped objects (fuzz)', () => {
           }
         },
       ),
-      fcParams(3000),
+      fuzzParameters(3000),
     );
   });
 
@@ -247,7 +244,7 @@ describe('routing: arbitrary Update-shaped objects (fuzz)', () => {
           laneKeyFor('chat', update, 'd'),
         ]).not.toThrow();
       }),
-      fcParams(1000),
+      fuzzParameters(1000),
     );
   });
 });

@@ -18,3 +18,4 @@ export {
   type WaitOptions,
 } from './receiver/recording-receiver';
 export { writeTestConfig, type TestConfigFile } from './test-config-file';
+export { fuzzParameters } from './fuzz-parameters';
