@@ -146,6 +146,22 @@ describe('Bot API over HTTP', () => {
     });
   });
 
+  it.each([
+    ['cut short inside a part', '--b1\r\nContent-Disposition: form-data; name="chat_id"\r\n\r\n5'],
+    ['with a broken part header', '--b1\r\nContent-Disposition\r\n\r\nx\r\n--b1--\r\n'],
+  ])('answers 400, not 500, to a multipart body %s', async (_what, body) => {
+    const answer = await request(`${emu.apiRoot}/bot${bot.token}/sendMessage`, {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=b1' },
+      body,
+    });
+    const parsed = (await answer.body.json()) as { error_code: number; description: string };
+    expect(answer.statusCode).toBe(400);
+    expect(parsed.error_code).toBe(400);
+    expect(parsed.description).toMatch(/^Bad Request: /);
+    expect(emu.calls(bot.id).filter((c) => c.status === 200)).toEqual([]);
+  });
+
   it('ignores a body of a type it cannot read and keeps the query parameters', async () => {
     const answer = await request(
       `${emu.apiRoot}/bot${bot.token}/sendMessage?chat_id=3&text=plain`,

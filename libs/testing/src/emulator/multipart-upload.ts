@@ -6,6 +6,7 @@ import { unlink } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import type { FileStore } from './file-store';
+import { badRequest } from './telegram-error';
 import { UploadedFile } from './uploaded-file';
 
 /** Text fields such as a long caption or a big reply_markup stay well under this. */
@@ -49,9 +50,19 @@ export async function readMultipart(
     }
   } catch (error) {
     await Promise.all(result.uploads.map((upload) => upload.discardUnlessAdopted()));
-    throw error;
+    throw asClientError(error);
   }
   return result;
+}
+
+/**
+ * A body busboy cannot parse (no boundary, a broken part header, cut short) is the
+ * client's fault: Telegram answers 400 for it, not 500. Errors of our own file system
+ * (they carry a `syscall`) and errors that already have a status stay as they are.
+ */
+function asClientError(error: unknown): unknown {
+  if (!(error instanceof Error) || 'statusCode' in error || 'syscall' in error) return error;
+  return badRequest(`can't parse multipart/form-data body: ${error.message}`);
 }
 
 async function streamFile(
