@@ -26,7 +26,7 @@ const USAGE = `npm run bench -- [--quick] [--json PATH] [--only ${SECTIONS.join(
   --quick         short runs (under 3 minutes in all)
   --json PATH     where to write the results (default bench-results.json)
   --only LIST     run only these sections
-  --cpu-prof DIR  profile every Relaygram app (node --cpu-prof) into DIR
+  --cpu-prof DIR  profile every Relaygram app and baseline (node --cpu-prof) into DIR
                   (default tmp/bench-profiles) and print each profile's hot spots
   --from-source   run the apps from TypeScript sources instead of apps/*/dist
   --log-level L   LOG_LEVEL of the apps (default info, as shipped)`;

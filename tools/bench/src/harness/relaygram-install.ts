@@ -49,6 +49,20 @@ export interface LaunchOptions {
   cpuProfDir?: string;
 }
 
+/**
+ * `node --cpu-prof` flags for an app or a baseline when the run profiles (`--cpu-prof`):
+ * a baseline's profile next to its app's shows where the app spends what the baseline
+ * does not.
+ */
+export function profileArgs(options: LaunchOptions, label: string): string[] {
+  if (!options.cpuProfDir) return [];
+  return [
+    '--cpu-prof',
+    `--cpu-prof-dir=${options.cpuProfDir}`,
+    `--cpu-prof-name=${label}-${Date.now()}.cpuprofile`,
+  ];
+}
+
 export function workspaceRoot(): string {
   let dir = __dirname;
   while (dir !== dirname(dir)) {
@@ -195,13 +209,7 @@ export class AppProcess {
     } else if (!existsSync(entry)) {
       throw new Error(`${entry} is missing: run \`npm run build\` first (or pass --from-source)`);
     }
-    if (options.cpuProfDir) {
-      nodeArgs.push(
-        '--cpu-prof',
-        `--cpu-prof-dir=${options.cpuProfDir}`,
-        `--cpu-prof-name=${label}-${Date.now()}.cpuprofile`,
-      );
-    }
+    nodeArgs.push(...profileArgs(options, label));
     const logPath = join(install.dir, `${app}-${port}.log`);
     const log = openSync(logPath, 'a');
     const child = spawn(process.execPath, [...nodeArgs, entry], {

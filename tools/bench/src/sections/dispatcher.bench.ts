@@ -4,7 +4,12 @@ import type { BenchContext } from '../harness/bench-context';
 import { CpuWindow } from '../harness/proc-stats';
 import { pausedDeliveryQueue, prefillJobs, prefillLanes } from '../harness/prefill';
 import { deleteKeys } from '../harness/redis-target';
-import { RelaygramInstall, secret, type AppProcess } from '../harness/relaygram-install';
+import {
+  RelaygramInstall,
+  profileArgs,
+  secret,
+  type AppProcess,
+} from '../harness/relaygram-install';
 import type { UpdateStream } from '../harness/update-factory';
 import { failedRow, row } from '../report/results';
 import { firstLine } from './ingress.bench';
@@ -187,7 +192,10 @@ async function runCase(
       queue.on('error', () => undefined);
       await queue.pause();
       await prefillJobs(queue, stream, total);
-      worker = await BenchChild.start('b2-worker', { name: c.name });
+      worker = await BenchChild.start('b2-worker', {
+        name: c.name,
+        nodeArgs: profileArgs(ctx.options.launch, c.name),
+      });
       await worker.call('start', {
         redisUrl: ctx.redis.url,
         prefix: `${prefix}:bull`,

@@ -4,7 +4,12 @@ import { BenchChild } from '../harness/bench-child';
 import type { BenchContext } from '../harness/bench-context';
 import type { LoadResult } from '../harness/load-spec';
 import { CpuWindow, RssSampler, scrapeHeap } from '../harness/proc-stats';
-import { RelaygramInstall, secret, type AppProcess } from '../harness/relaygram-install';
+import {
+  RelaygramInstall,
+  profileArgs,
+  secret,
+  type AppProcess,
+} from '../harness/relaygram-install';
 import { failedRow, row } from '../report/results';
 import { Samples } from '../stats/percentiles';
 import { firstLine } from './ingress.bench';
@@ -67,7 +72,10 @@ export async function gatewayBench(ctx: BenchContext): Promise<void> {
     }
     const load = await BenchChild.start('load', { name: 'autocannon' });
     children.push(load);
-    const proxy = await BenchChild.start('b4-proxy', { name: 'B4' });
+    const proxy = await BenchChild.start('b4-proxy', {
+      name: 'B4',
+      nodeArgs: profileArgs(ctx.options.launch, 'b4'),
+    });
     children.push(proxy);
     const { url: proxyUrl } = await proxy.call<{ url: string }>('start', {
       apiRoot,

@@ -5,7 +5,12 @@ import type { BenchContext } from '../harness/bench-context';
 import type { ClosedLoopSpec, LoadResult } from '../harness/load-spec';
 import { CpuWindow, RssSampler } from '../harness/proc-stats';
 import { deleteKeys } from '../harness/redis-target';
-import { RelaygramInstall, secret, type AppProcess } from '../harness/relaygram-install';
+import {
+  RelaygramInstall,
+  profileArgs,
+  secret,
+  type AppProcess,
+} from '../harness/relaygram-install';
 import { updateJson, type UpdateStream } from '../harness/update-factory';
 import { Samples } from '../stats/percentiles';
 
@@ -60,7 +65,10 @@ export async function ingressBench(ctx: BenchContext): Promise<void> {
   );
   const children: BenchChild[] = [];
   try {
-    const b1 = await BenchChild.start('b1-server', { name: 'B1' });
+    const b1 = await BenchChild.start('b1-server', {
+      name: 'B1',
+      nodeArgs: profileArgs(ctx.options.launch, 'b1'),
+    });
     children.push(b1);
     const b1Prefix = `${ctx.runPrefix}-b1`;
     const { url: b1Url } = await b1.call<{ url: string }>('start', {
