@@ -2,9 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { startApp, type RunningApp } from '@relaygram/observability';
-import { TelegramEmulator, type BotIdentity } from '@relaygram/testing';
+import { discardLogs, TelegramEmulator, type BotIdentity } from '@relaygram/testing';
 import { request } from 'undici';
 import { GatewayAppModule } from '../src/app.module';
 
@@ -61,7 +60,7 @@ describe('gateway app serving the gateway', () => {
           GW_APP_CLIENT_TOKEN: client,
         },
         signals: false,
-        logDestination: new Writable({ write: (_chunk, _enc, done) => done() }),
+        logDestination: discardLogs(),
       },
     );
   });

@@ -1,8 +1,3 @@
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { DeadReason, laneId } from '@relaygram/contracts';
 import { startApp, type RunningApp } from '@relaygram/observability';
 import {
@@ -17,36 +12,15 @@ import {
   type RelaygramRedis,
 } from '@relaygram/queue';
 import { laneKeyFor, type Update } from '@relaygram/routing';
-import { stringify } from 'yaml';
+import { captureLogs } from '@relaygram/testing';
 import { IngressAppModule } from '../src/app.module';
 
-/** A config file in a directory of its own, removed by `cleanup`. */
-export function writeConfig(config: object): { path: string; cleanup(): void } {
-  const dir = mkdtempSync(join(tmpdir(), 'relaygram-admin-'));
-  const path = join(dir, 'relaygram.yaml');
-  writeFileSync(path, stringify(config));
-  return { path, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-}
-
-export function uniquePrefix(name: string): string {
-  return `t-${name}-${randomUUID().slice(0, 8)}`;
-}
-
-export interface CapturedLogs {
-  stream: Writable;
-  lines: string[];
-}
-
-export function captureLogs(): CapturedLogs {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-      done();
-    },
-  });
-  return { stream, lines };
-}
+export {
+  captureLogs,
+  uniquePrefix,
+  writeConfigObject as writeConfig,
+  type CapturedLogs,
+} from '@relaygram/testing';
 
 export async function bootIngress(
   configPath: string,

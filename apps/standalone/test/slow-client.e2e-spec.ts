@@ -1,7 +1,6 @@
 import { startApp, type RunningApp } from '@relaygram/observability';
-import { writeTestConfig, type TestConfigFile } from '@relaygram/testing';
+import { discardLogs, writeTestConfig, type TestConfigFile } from '@relaygram/testing';
 import { connect, type Socket } from 'node:net';
-import { Writable } from 'node:stream';
 import { StandaloneAppModule } from '../src/app.module';
 
 const SECRET = 'slow-client-secret-0123456789';
@@ -53,7 +52,7 @@ describe('a client that trickles its body (slowloris)', () => {
           TELEGRAM_API_BASE: 'http://127.0.0.1:9',
         },
         signals: false,
-        logDestination: new Writable({ write: (_chunk, _enc, done) => done() }),
+        logDestination: discardLogs(),
         requestTimeoutMs: 1500,
       },
     );

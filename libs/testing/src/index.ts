@@ -17,5 +17,25 @@ export {
   type ResponseSpec,
   type WaitOptions,
 } from './receiver/recording-receiver';
-export { writeTestConfig, type TestConfigFile } from './test-config-file';
+export { writeConfigObject, writeTestConfig, type TestConfigFile } from './test-config-file';
+export {
+  captureLogs,
+  describeAppBoot,
+  discardLogs,
+  uniquePrefix,
+  type AppStartOptions,
+  type CapturedLogs,
+  type StartedApp,
+} from './app-test-kit';
 export { fuzzParameters } from './fuzz-parameters';
+export {
+  exitOf,
+  exited,
+  installExitHandlers,
+  killHard,
+  onInterrupt,
+  runningChildren,
+  stopAllChildren,
+  stopProcess,
+  trackChild,
+} from './process/child-processes';

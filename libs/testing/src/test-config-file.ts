@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stringify } from 'yaml';
 
 export interface TestConfigFile {
   /** The YAML file to pass as RELAYGRAM_CONFIG. */
@@ -21,4 +22,12 @@ export function writeTestConfig(body = '', options: { prefix?: string } = {}): T
   const path = join(dir, 'relaygram.yaml');
   writeFileSync(path, `redis:\n  prefix: ${prefix}\n${body}`);
   return { path, prefix, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A config given as an object, written as YAML in a directory of its own. */
+export function writeConfigObject(config: object): { path: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'relaygram-test-'));
+  const path = join(dir, 'relaygram.yaml');
+  writeFileSync(path, stringify(config));
+  return { path, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }

@@ -11,7 +11,6 @@ import {
   type BenchOptions,
   type SectionName,
 } from './harness/bench-context';
-import { installExitHandlers, onInterrupt, running, stopAll } from './harness/process-registry';
 import { deleteRunKeys, runPrefix, sharedRedis } from './harness/redis-target';
 import { staleBuilds, workspaceRoot } from './harness/relaygram-install';
 import { ingressBench, firstLine } from './sections/ingress.bench';
@@ -19,6 +18,12 @@ import { dispatcherBench } from './sections/dispatcher.bench';
 import { endToEndBench } from './sections/end-to-end.bench';
 import { gatewayBench } from './sections/gateway.bench';
 import { memoryBench } from './sections/memory.bench';
+import {
+  installExitHandlers,
+  onInterrupt,
+  runningChildren,
+  stopAllChildren,
+} from '@relaygram/testing';
 
 const USAGE = `npm run bench -- [--quick] [--json PATH] [--only ${SECTIONS.join(',')}]
                       [--cpu-prof [DIR]] [--from-source] [--log-level LEVEL]
@@ -116,7 +121,7 @@ const SECTION_RUNNERS: Record<SectionName, (ctx: BenchContext) => Promise<void>>
 
 async function main(): Promise<void> {
   const options = parseArgs(process.argv.slice(2));
-  installExitHandlers();
+  installExitHandlers('bench');
   const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
   const started = Date.now();
 
@@ -206,10 +211,10 @@ async function main(): Promise<void> {
     await emulator?.stop();
     await deleteRunKeys(redis.client, prefix).catch(() => 0);
     await redis.stop();
-    const left = running();
+    const left = runningChildren();
     if (left.length) {
       log(`stopping ${left.map((p) => `${p.name} (${p.pid})`).join(', ')}`);
-      await stopAll();
+      await stopAllChildren();
     }
   }
 }

@@ -2,12 +2,12 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, relative } from 'node:path';
 import { ChaosCluster, workspaceRoot } from './harness/chaos-cluster';
-import { installExitHandlers, stopAll } from './harness/process-registry';
 import { ServiceTraffic } from './harness/service-traffic';
 import { formatDetails, formatTable } from './report/chaos-table';
 import { scanForSecrets } from './report/secret-scan';
 import { SCENARIOS } from './scenarios/all-scenarios';
 import { runScenario, type ScenarioResult } from './scenarios/scenario';
+import { installExitHandlers, onInterrupt, stopAllChildren } from '@relaygram/testing';
 
 interface ChaosOptions {
   quick: boolean;
@@ -90,7 +90,8 @@ async function main(): Promise<number> {
     process.stderr.write(`chaos ${new Date().toISOString().slice(11, 19)} ${line}\n`);
   const started = Date.now();
   const cluster = new ChaosCluster({ root, runDir, logLevel: options.logLevel });
-  installExitHandlers(() => cluster.stop());
+  onInterrupt(() => cluster.stop());
+  installExitHandlers('chaos');
   log(`${commandLine(options)}: output of every process in ${relative(root, runDir)}`);
 
   const scenarios = SCENARIOS.filter((s) => !options.only || options.only.includes(s.name));
@@ -115,7 +116,7 @@ async function main(): Promise<number> {
   } finally {
     await service.stop();
     // SIGTERM: the shutdown lines of every process are part of what is grepped.
-    await cluster.stop().catch(() => stopAll(3_000));
+    await cluster.stop().catch(() => stopAllChildren(3_000));
   }
 
   const leaks = scanForSecrets(runDir, cluster.secrets);

@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { extname, join } from 'node:path';
-import { stopProcess, track } from './process-registry';
+import { stopProcess, trackChild } from '@relaygram/testing';
 
 /** The bench's own child programs (src/children/<name>.child.ts, or .js once built). */
 export type ChildName =
@@ -67,7 +67,7 @@ export class BenchChild {
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       serialization: 'advanced',
     });
-    track(child, name);
+    trackChild(child, name);
     await new Promise<void>((resolve, reject) => {
       const onMessage = (message: { type?: string }) => {
         if (message.type !== 'ready') return;

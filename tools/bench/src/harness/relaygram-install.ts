@@ -17,7 +17,7 @@ import { request } from 'undici';
 import { stringify } from 'yaml';
 import { freePort } from '@relaygram/queue';
 import { rssBytes } from './proc-stats';
-import { stopProcess, track } from './process-registry';
+import { stopProcess, trackChild } from '@relaygram/testing';
 
 export type AppName = 'ingress' | 'dispatcher' | 'gateway';
 
@@ -218,7 +218,7 @@ export class AppProcess {
       stdio: ['ignore', log, log],
     });
     closeSync(log);
-    track(child, app);
+    trackChild(child, app);
     const running = new AppProcess(
       app,
       child,

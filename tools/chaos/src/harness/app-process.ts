@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { exited, killHard, stopProcess, track } from './process-registry';
+import { exited, killHard, stopProcess, trackChild } from '@relaygram/testing';
 
 export type AppName = 'ingress' | 'dispatcher' | 'gateway';
 
@@ -82,7 +82,7 @@ export class AppSlot {
       stdio: ['ignore', log, log],
     });
     closeSync(log);
-    track(child, this.name);
+    trackChild(child, this.name);
     this.child = child;
     this.starts++;
   }

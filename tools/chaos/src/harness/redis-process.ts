@@ -2,8 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { findRedisServer, redisAnswers } from '@relaygram/queue';
 import { sleep, stamp } from './app-process';
-import { exited, killHard, stopProcess, track } from './process-registry';
 import { stablePort } from './stable-port';
+import { exited, killHard, stopProcess, trackChild } from '@relaygram/testing';
 
 /**
  * A private redis-server for the run, configured as shipped in docker compose: AOF with
@@ -72,7 +72,7 @@ export class RedisProcess {
       { stdio: ['ignore', log, log] },
     );
     closeSync(log);
-    track(child, 'redis-server');
+    trackChild(child, 'redis-server');
     this.child = child;
     this.starts++;
     const deadline = Date.now() + timeoutMs;

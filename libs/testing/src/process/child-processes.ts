@@ -1,18 +1,24 @@
 import type { ChildProcess } from 'node:child_process';
 
 /**
- * Every process the chaos run starts, so each one is stopped by its PID whatever
- * happens: a scenario that throws, Ctrl-C, or the run itself crashing. Nothing else is
- * ever signalled.
+ * Every process a tool (the bench, the chaos run) starts, so each one is stopped by its
+ * PID whatever happens: a step that throws, Ctrl-C, or the tool itself crashing.
+ * Nothing else is ever signalled.
  */
 const children = new Map<number, { child: ChildProcess; name: string }>();
+const interruptCleanups: (() => Promise<unknown>)[] = [];
 let handlersInstalled = false;
 
-export function track(child: ChildProcess, name: string): void {
+export function trackChild(child: ChildProcess, name: string): void {
   if (child.pid === undefined) return;
   const pid = child.pid;
   children.set(pid, { child, name });
   child.once('exit', () => children.delete(pid));
+}
+
+/** The tracked processes still running. */
+export function runningChildren(): { pid: number; name: string }[] {
+  return [...children].map(([pid, { name }]) => ({ pid, name }));
 }
 
 export function exited(child: ChildProcess): boolean {
@@ -33,7 +39,10 @@ export async function killHard(child: ChildProcess): Promise<void> {
   await gone;
 }
 
-/** SIGTERM (the apps finish in-flight work), SIGKILL after graceMs. */
+/**
+ * SIGTERM (Relaygram's apps finish or hand back in-flight work, and write their
+ * --cpu-prof), SIGKILL after graceMs.
+ */
 export async function stopProcess(child: ChildProcess, graceMs = 10_000): Promise<void> {
   if (exited(child)) return;
   const gone = exitOf(child);
@@ -45,8 +54,13 @@ export async function stopProcess(child: ChildProcess, graceMs = 10_000): Promis
   clearTimeout(timer);
 }
 
-export async function stopAll(graceMs = 10_000): Promise<void> {
+export async function stopAllChildren(graceMs = 10_000): Promise<void> {
   await Promise.all([...children.values()].map(({ child }) => stopProcess(child, graceMs)));
+}
+
+/** Work to do on Ctrl-C once the processes are stopped (the finally blocks never run). */
+export function onInterrupt(cleanup: () => Promise<unknown>): void {
+  interruptCleanups.push(cleanup);
 }
 
 function killAllNow(): void {
@@ -55,8 +69,11 @@ function killAllNow(): void {
   }
 }
 
-/** Ctrl-C stops every child by PID; exiting any other way kills those left. */
-export function installExitHandlers(onInterrupt: () => Promise<unknown>): void {
+/**
+ * Ctrl-C (or SIGTERM) stops every child by PID, runs the `onInterrupt` cleanups and
+ * exits 130; a second one kills at once. Exiting any other way kills those left.
+ */
+export function installExitHandlers(tool: string): void {
   if (handlersInstalled) return;
   handlersInstalled = true;
   let interrupted = false;
@@ -66,9 +83,9 @@ export function installExitHandlers(onInterrupt: () => Promise<unknown>): void {
       process.exit(130);
     }
     interrupted = true;
-    process.stderr.write(`\nchaos: ${signal}, stopping ${children.size} processes\n`);
-    void stopAll(3_000)
-      .then(() => onInterrupt())
+    process.stderr.write(`\n${tool}: ${signal}, stopping ${children.size} processes\n`);
+    void stopAllChildren(3_000)
+      .then(() => Promise.allSettled(interruptCleanups.map((cleanup) => cleanup())))
       .catch(() => undefined)
       .finally(() => process.exit(130));
   };
