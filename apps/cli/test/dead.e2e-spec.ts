@@ -152,6 +152,7 @@ routes:
       route: 'shop',
       bot: 'bot',
       update_id: b.updateId,
+      update_type: 'message',
       reason: 'poison',
       attempts: 2,
       last_status: 400,

@@ -8,5 +8,6 @@ export * from './lanes/update-enqueuer';
 export * from './lanes/lane-store';
 export * from './lanes/lane-reconciler';
 export * from './dead-letters/dead-letter-store';
+export * from './dead-letters/dead-letter-view';
 export * from './dead-letters/config-lane-resolver';
 export { isSpreadLane, ownLane, storedLane } from './lanes/spread-lanes';

@@ -6,6 +6,7 @@ import {
   DeadLetterStore,
   DrainScheduler,
   createRedis,
+  deadLetterView,
   laneResolverFor,
   queueContext,
   waitForRedis,
@@ -164,7 +165,7 @@ async function list(store: DeadLetterStore, options: ListOptions): Promise<numbe
   }
   const page = await store.list(filterOf(options), limit, options.cursor);
   if (options.json) {
-    const body = { items: page.items.map(toJson), next_cursor: page.nextCursor ?? null };
+    const body = { items: page.items.map(deadLetterView), next_cursor: page.nextCursor ?? null };
     process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
     return 0;
   }
@@ -273,29 +274,6 @@ function requireSelection(options: BulkOptions, verb: string): void {
       `name the delivery ids to ${verb}, or select with --route, --bot, --reason or --all`,
     );
   }
-}
-
-function toJson(letter: DeadLetter): Record<string, unknown> {
-  let update: unknown;
-  try {
-    update = JSON.parse(letter.update.toString('utf8'));
-  } catch {
-    update = letter.update.toString('utf8');
-  }
-  return {
-    delivery_id: letter.deliveryId,
-    route: letter.route,
-    bot: letter.bot,
-    update_id: letter.updateId,
-    reason: letter.reason,
-    attempts: letter.attempts,
-    last_status: letter.lastStatus ?? null,
-    last_error: letter.lastError ?? null,
-    last_body: letter.lastBody ?? null,
-    accepted_at: new Date(letter.acceptedAt).toISOString(),
-    dead_at: new Date(letter.deadAt).toISOString(),
-    update,
-  };
 }
 
 /** host:port of a Redis URL, never its password. */

@@ -13,7 +13,12 @@ import {
   ConflictException,
 } from '@nestjs/common';
 import { ConfigService } from '@relaygram/config';
-import { DeadLetterStore, laneResolverFor, type DeadLetterFilter } from '@relaygram/queue';
+import {
+  DeadLetterStore,
+  deadLetterView,
+  laneResolverFor,
+  type DeadLetterFilter,
+} from '@relaygram/queue';
 import { AdminTokenGuard } from '../auth/admin-token.guard';
 import { AdminErrorFilter } from './admin-error.filter';
 import {
@@ -25,7 +30,6 @@ import {
   pageSize,
   type QueryParams,
 } from './admin-params';
-import { deadLetterView } from './dead-letter.view';
 
 /** Re-sends that failed are listed up to this many in the answer. */
 const LISTED_FAILURES = 20;

@@ -1,6 +1,10 @@
-import type { DeadLetter } from '@relaygram/queue';
+import type { DeadLetter } from './dead-letter-store';
 import { updateType, type Update } from '@relaygram/routing';
 
+/**
+ * A dead letter as the admin API and `relaygram dead list --json` show it: snake_case,
+ * times as ISO strings, the update parsed.
+ */
 export interface DeadLetterView {
   delivery_id: string;
   route: string;
