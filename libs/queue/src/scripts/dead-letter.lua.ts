@@ -1,3 +1,5 @@
+import { expectTypeLua } from './lua-checks';
+
 /**
  * Re-send a dead letter: append it to the tail of its lane and drop the dead letter, in
  * one step, so a re-send is neither lost nor doubled when two operators press at once.
@@ -11,13 +13,7 @@ export const REPLAY_LUA = `
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return {'missing'}
 end
-local function expect(key, kind)
-  local t = redis.call('TYPE', key).ok
-  if t ~= 'none' and t ~= kind then
-    return redis.error_reply('WRONGTYPE relaygram replay: ' .. key .. ' is a ' .. t .. ', expected ' .. kind)
-  end
-  return nil
-end
+${expectTypeLua('replay')}
 local err = expect(KEYS[5], 'list') or expect(KEYS[6], 'hash') or expect(KEYS[7], 'set')
   or expect(KEYS[8], 'hash') or expect(KEYS[9], 'string') or expect(KEYS[10], 'set') or expect(KEYS[11], 'hash')
 if err then return err end

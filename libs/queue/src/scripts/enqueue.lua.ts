@@ -1,3 +1,5 @@
+import { expectTypeLua } from './lua-checks';
+
 /**
  * Dedup and enqueue one update, atomically.
  *
@@ -21,14 +23,7 @@ if offset == nil or ttl == nil or n < 0 or n ~= math.floor(n) or #ARGV ~= 2 + n 
   return redis.error_reply('ERR relaygram enqueue: malformed arguments')
 end
 
-local function expect(key, kind)
-  local t = redis.call('TYPE', key).ok
-  if t ~= 'none' and t ~= kind then
-    return redis.error_reply('WRONGTYPE relaygram enqueue: ' .. key .. ' is a ' .. t .. ', expected ' .. kind)
-  end
-  return nil
-end
-
+${expectTypeLua('enqueue')}
 local err = expect(KEYS[1], 'string') or expect(KEYS[2], 'string') or expect(KEYS[3], 'set') or expect(KEYS[4], 'hash')
 if err then return err end
 for i = 0, n - 1 do

@@ -1,3 +1,5 @@
+import { expectTypeLua, OWNED_HEAD_LUA } from './lua-checks';
+
 /**
  * The dispatcher's side of a lane. A lane is scheduled while its state hash has a `gen`
  * (schedule generation); the drain job carrying that generation owns the lane, and a
@@ -49,20 +51,8 @@ return {'head', entry, attempts, s[1] or '0', s[2], s[3], s[4]}
  * is begun without a backoff check: a fresh head has none.
  */
 export const FINISH_LUA = `
-if redis.call('HGET', KEYS[2], 'gen') ~= ARGV[1] then
-  return {'stale'}
-end
-local head = redis.call('LINDEX', KEYS[1], 0)
-if not head or string.sub(head, 1, #ARGV[3]) ~= ARGV[3] then
-  return {'stale'}
-end
-local function expect(key, kind)
-  local t = redis.call('TYPE', key).ok
-  if t ~= 'none' and t ~= kind then
-    return redis.error_reply('WRONGTYPE relaygram finish: ' .. key .. ' is a ' .. t .. ', expected ' .. kind)
-  end
-  return nil
-end
+${OWNED_HEAD_LUA}
+${expectTypeLua('finish')}
 local dead = ARGV[4] == 'dead'
 local err = expect(KEYS[3], 'set') or expect(KEYS[4], 'hash') or expect(KEYS[5], 'string') or expect(KEYS[10], 'hash')
 if not err and dead then
@@ -154,20 +144,8 @@ return gen
  * Returns {'stale'} or {own lane generation or false, then FINISH's answer...}.
  */
 export const DETACH_LUA = `
-if redis.call('HGET', KEYS[2], 'gen') ~= ARGV[1] then
-  return {'stale'}
-end
-local head = redis.call('LINDEX', KEYS[1], 0)
-if not head or string.sub(head, 1, #ARGV[3]) ~= ARGV[3] then
-  return {'stale'}
-end
-local function expect(key, kind)
-  local t = redis.call('TYPE', key).ok
-  if t ~= 'none' and t ~= kind then
-    return redis.error_reply('WRONGTYPE relaygram detach: ' .. key .. ' is a ' .. t .. ', expected ' .. kind)
-  end
-  return nil
-end
+${OWNED_HEAD_LUA}
+${expectTypeLua('detach')}
 local err = expect(KEYS[3], 'set') or expect(KEYS[4], 'string') or expect(KEYS[5], 'list') or expect(KEYS[6], 'hash')
 if err then return err end
 
