@@ -1,50 +1,15 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RecordingReceiver, TelegramEmulator, type BotIdentity } from '@relaygram/testing';
+import {
+  RecordingReceiver,
+  runRelaygramCli,
+  TelegramEmulator,
+  type BotIdentity,
+  type CliRun,
+} from '@relaygram/testing';
 import { stringify } from 'yaml';
-
-const REPO = join(__dirname, '..', '..', '..');
-const MAIN = join(REPO, 'apps', 'cli', 'src', 'main.ts');
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Runs the CLI from its sources in a child process, without blocking this one: the
- * emulator it talks to runs here.
- */
-function relaygram(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['-r', require.resolve('@swc-node/register'), MAIN, ...args],
-      {
-        cwd: REPO,
-        env: {
-          PATH: process.env.PATH ?? '',
-          SWC_NODE_PROJECT: join(REPO, 'tsconfig.base.json'),
-          ...env,
-        },
-      },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.once('error', reject);
-    child.once('close', (status) => {
-      clearTimeout(timer);
-      resolvePromise({ status, stdout, stderr });
-    });
-  });
-}
 
 describe('relaygram webhook', () => {
   let emulator: TelegramEmulator;
@@ -102,7 +67,7 @@ describe('relaygram webhook', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const noSecrets = (run: Run) => {
+  const noSecrets = (run: CliRun) => {
     for (const value of [secret, shop.token, sol.token, shop.token.split(':')[1]]) {
       expect(run.stdout).not.toContain(value);
       expect(run.stderr).not.toContain(value);
@@ -111,7 +76,7 @@ describe('relaygram webhook', () => {
 
   it('sets the configured webhook without dropping pending updates, and prints the result', async () => {
     const pending = emulator.message(shop.id, { chatId: 1, text: 'queued before the webhook' });
-    const run = await relaygram(['webhook', 'set', 'shop'], env);
+    const run = await runRelaygramCli(['webhook', 'set', 'shop'], env);
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     noSecrets(run);
@@ -135,7 +100,7 @@ describe('relaygram webhook', () => {
 
   it('shows the info as a table, with the last error and what is wrong', async () => {
     await receiverFailure();
-    const run = await relaygram(['webhook', 'info', 'shop'], env);
+    const run = await runRelaygramCli(['webhook', 'info', 'shop'], env);
     expect(run.status).toBe(0);
     noSecrets(run);
     expect(run.stdout).toMatch(/^pending updates\s+[1-9]\d*$/m);
@@ -149,7 +114,7 @@ describe('relaygram webhook', () => {
   });
 
   it('prints JSON with --json', async () => {
-    const run = await relaygram(['webhook', 'info', 'shop', '--json'], env);
+    const run = await runRelaygramCli(['webhook', 'info', 'shop', '--json'], env);
     expect(run.status).toBe(0);
     const report = JSON.parse(run.stdout) as Record<string, unknown>;
     expect(report).toMatchObject({
@@ -169,7 +134,7 @@ describe('relaygram webhook', () => {
   it('deletes the webhook without dropping pending updates', async () => {
     const before = emulator.pendingUpdates(shop.id).length;
     expect(before).toBeGreaterThan(0);
-    const run = await relaygram(
+    const run = await runRelaygramCli(
       ['webhook', 'delete', 'shop', '--json', '--config', configPath],
       env,
     );
@@ -189,25 +154,25 @@ describe('relaygram webhook', () => {
   });
 
   it('refuses to set a webhook for a polling bot, and names unknown bots', async () => {
-    const polling = await relaygram(['webhook', 'set', 'sol'], env);
+    const polling = await runRelaygramCli(['webhook', 'set', 'sol'], env);
     expect(polling.status).toBe(1);
     expect(polling.stderr).toMatch(/^relaygram: bot sol is in polling mode/);
     expect(emulator.calls(sol.id, { method: 'setWebhook' })).toEqual([]);
 
-    const unknown = await relaygram(['webhook', 'info', 'nope'], env);
+    const unknown = await runRelaygramCli(['webhook', 'info', 'nope'], env);
     expect(unknown.status).toBe(1);
     expect(unknown.stderr).toBe(
       `relaygram: unknown bot "nope" in ${configPath} (bots: shop, sol)\n`,
     );
 
-    const info = await relaygram(['webhook', 'info', 'sol'], env);
+    const info = await runRelaygramCli(['webhook', 'info', 'sol'], env);
     expect(info.status).toBe(0);
     expect(info.stdout).toMatch(/^status\s+no webhook expected$/m);
   });
 
   it("reports Telegram's error without the token", async () => {
     emulator.failUnauthorized(shop.id, 1);
-    const run = await relaygram(['webhook', 'info', 'shop'], env);
+    const run = await runRelaygramCli(['webhook', 'info', 'shop'], env);
     expect(run.status).toBe(1);
     expect(run.stderr).toBe(
       'relaygram: getWebhookInfo failed for bot shop: ETELEGRAM: 401 Unauthorized\n',
@@ -216,14 +181,14 @@ describe('relaygram webhook', () => {
   });
 
   it('says what is wrong with the config file', async () => {
-    const run = await relaygram(['webhook', 'info', 'shop'], { ...env, SHOP_SECRET: '' });
+    const run = await runRelaygramCli(['webhook', 'info', 'shop'], { ...env, SHOP_SECRET: '' });
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/invalid configuration:\n.*SHOP_SECRET/);
   });
 
   /** Sets the webhook and waits until the receiver's 500 is recorded with an update pending. */
   async function receiverFailure(): Promise<void> {
-    if (!emulator.webhookInfo(shop.id).url) await relaygram(['webhook', 'set', 'shop'], env);
+    if (!emulator.webhookInfo(shop.id).url) await runRelaygramCli(['webhook', 'set', 'shop'], env);
     const deadline = Date.now() + 5000;
     while (!emulator.webhookInfo(shop.id).last_error_message) {
       if (Date.now() > deadline) throw new Error('no webhook error recorded');

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApp, type RunningApp } from '@relaygram/observability';
-import { discardLogs, TelegramEmulator, type BotIdentity } from '@relaygram/testing';
+import { discardLogs, TelegramEmulator, testAppEnv, type BotIdentity } from '@relaygram/testing';
 import { request } from 'undici';
 import { GatewayAppModule } from '../src/app.module';
 
@@ -47,18 +47,13 @@ describe('gateway app serving the gateway', () => {
     running = await startApp(
       { service: 'gateway', module: (boot) => GatewayAppModule.forRoot(boot) },
       {
-        env: {
-          PORT: '0',
-          ADMIN_PORT: '0',
-          REDIS_URL: process.env.REDIS_URL,
-          RELAYGRAM_CONFIG: config,
+        env: testAppEnv(config, {
           // TELEGRAM_API_BASE points the whole app at the emulator, as in the demo.
           TELEGRAM_API_BASE: emulator.apiRoot,
-          LOG_LEVEL: 'warn',
           GW_APP_BOT_TOKEN: bot.token,
           GW_APP_WEBHOOK_SECRET: 'webhook-secret-0123456789',
           GW_APP_CLIENT_TOKEN: client,
-        },
+        }),
         signals: false,
         logDestination: discardLogs(),
       },

@@ -12,7 +12,7 @@ import {
   type RelaygramRedis,
 } from '@relaygram/queue';
 import { laneKeyFor, type Update } from '@relaygram/routing';
-import { captureLogs } from '@relaygram/testing';
+import { captureLogs, testAppEnv } from '@relaygram/testing';
 import { IngressAppModule } from '../src/app.module';
 
 export {
@@ -30,14 +30,7 @@ export async function bootIngress(
   return startApp(
     { service: 'ingress', module: (boot) => IngressAppModule.forRoot(boot) },
     {
-      env: {
-        PORT: '0',
-        ADMIN_PORT: '0',
-        REDIS_URL: process.env.REDIS_URL,
-        RELAYGRAM_CONFIG: configPath,
-        LOG_LEVEL: 'info',
-        ...env,
-      },
+      env: testAppEnv(configPath, { LOG_LEVEL: 'info', ...env }),
       signals: false,
       logDestination: logs.stream,
     },

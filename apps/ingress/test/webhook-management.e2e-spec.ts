@@ -2,8 +2,12 @@ import { ConfigService } from '@relaygram/config';
 import { laneId } from '@relaygram/contracts';
 import type { IngressOptionsInput } from '@relaygram/ingress';
 import { freePort } from '@relaygram/queue';
-import { RecordingReceiver, TelegramEmulator, type BotIdentity } from '@relaygram/testing';
-import { relaygram } from './support/relaygram-cli';
+import {
+  RecordingReceiver,
+  runRelaygramCli,
+  TelegramEmulator,
+  type BotIdentity,
+} from '@relaygram/testing';
 import {
   eventually,
   TestInstall,
@@ -135,7 +139,7 @@ describe('webhook management', () => {
     );
     expect((await ingress.healthz()).body.status).toBe('degraded');
 
-    const run = await relaygram(['webhook', 'set', 'shop'], {
+    const run = await runRelaygramCli(['webhook', 'set', 'shop'], {
       ...install.env,
       RELAYGRAM_CONFIG: install.configPath,
     });

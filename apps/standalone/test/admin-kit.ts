@@ -1,7 +1,7 @@
 import { startApp, type RunningApp } from '@relaygram/observability';
 import { createRedis, waitForRedis, type RelaygramRedis } from '@relaygram/queue';
 import { request } from 'undici';
-import { captureLogs } from '@relaygram/testing';
+import { captureLogs, testAppEnv } from '@relaygram/testing';
 import { StandaloneAppModule } from '../src/app.module';
 
 export {
@@ -19,14 +19,7 @@ export function bootStandalone(
   return startApp(
     { service: 'standalone', module: (boot) => StandaloneAppModule.forRoot(boot) },
     {
-      env: {
-        PORT: '0',
-        ADMIN_PORT: '0',
-        REDIS_URL: process.env.REDIS_URL,
-        RELAYGRAM_CONFIG: configPath,
-        LOG_LEVEL: 'info',
-        ...env,
-      },
+      env: testAppEnv(configPath, { LOG_LEVEL: 'info', ...env }),
       signals: false,
       logDestination: logs.stream,
     },

@@ -1,7 +1,5 @@
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { HealthRegistry, type RunningApp } from '@relaygram/observability';
-import { TelegramEmulator, type BotIdentity } from '@relaygram/testing';
+import { runRelaygramCli, TelegramEmulator, type BotIdentity } from '@relaygram/testing';
 import {
   bootStandalone,
   dropPrefix,
@@ -10,39 +8,6 @@ import {
   uniquePrefix,
   writeConfig,
 } from './admin-kit';
-
-const REPO = join(__dirname, '..', '..', '..');
-const CLI = join(REPO, 'apps', 'cli', 'src', 'main.ts');
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** `relaygram ...` from its sources, in a child process (the app it asks runs here). */
-function relaygram(args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['-r', require.resolve('@swc-node/register'), CLI, ...args],
-      {
-        cwd: REPO,
-        env: { PATH: process.env.PATH ?? '', SWC_NODE_PROJECT: join(REPO, 'tsconfig.base.json') },
-      },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.once('error', reject);
-    child.once('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
-  });
-}
 
 describe('relaygram status (against a standalone app)', () => {
   let emulator: TelegramEmulator;
@@ -77,7 +42,7 @@ describe('relaygram status (against a standalone app)', () => {
   });
 
   it('prints the bots as a table and exits 0 when all is well', async () => {
-    const run = await relaygram(['status', '--url', app.url]);
+    const run = await runRelaygramCli(['status', '--url', app.url]);
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     const lines = run.stdout.trimEnd().split('\n');
@@ -95,7 +60,7 @@ describe('relaygram status (against a standalone app)', () => {
   });
 
   it('prints the JSON as received with --json, from the management port too', async () => {
-    const run = await relaygram(['status', '--json', '--url', `${app.adminUrl}/healthz`]);
+    const run = await runRelaygramCli(['status', '--json', '--url', `${app.adminUrl}/healthz`]);
     expect(run.status).toBe(0);
     const body = JSON.parse(run.stdout) as Record<string, unknown>;
     expect(body).toMatchObject({ status: 'ok', service: 'standalone', polling: true });
@@ -107,7 +72,7 @@ describe('relaygram status (against a standalone app)', () => {
       { id: 'sol', mode: 'polling', polling: true, healthy: false, problem: 'getUpdates: 401' },
     ]);
     try {
-      const run = await relaygram(['status', '--url', app.url]);
+      const run = await runRelaygramCli(['status', '--url', app.url]);
       expect(run.status).toBe(1);
       expect(run.stdout).toContain(': degraded');
       expect(run.stdout).toMatch(/sol\s+polling\s+yes\s+no\s+0\s+0\s+getUpdates: 401/);
@@ -117,7 +82,7 @@ describe('relaygram status (against a standalone app)', () => {
   });
 
   it('exits 2 when nothing answers', async () => {
-    const run = await relaygram(['status', '--url', 'http://127.0.0.1:9']);
+    const run = await runRelaygramCli(['status', '--url', 'http://127.0.0.1:9']);
     expect(run.status).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(/^relaygram status: http:\/\/127\.0\.0\.1:9: /);

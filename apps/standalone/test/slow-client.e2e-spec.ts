@@ -1,5 +1,5 @@
 import { startApp, type RunningApp } from '@relaygram/observability';
-import { discardLogs, writeTestConfig, type TestConfigFile } from '@relaygram/testing';
+import { discardLogs, testAppEnv, writeTestConfig, type TestConfigFile } from '@relaygram/testing';
 import { connect, type Socket } from 'node:net';
 import { StandaloneAppModule } from '../src/app.module';
 
@@ -41,16 +41,11 @@ describe('a client that trickles its body (slowloris)', () => {
     running = await startApp(
       { service: 'standalone', module: (boot) => StandaloneAppModule.forRoot(boot) },
       {
-        env: {
-          PORT: '0',
-          ADMIN_PORT: '0',
-          REDIS_URL: process.env.REDIS_URL,
-          RELAYGRAM_CONFIG: config.path,
-          LOG_LEVEL: 'warn',
+        env: testAppEnv(config.path, {
           SLOW_BOT_TOKEN: '123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw',
           SLOW_WEBHOOK_SECRET: SECRET,
           TELEGRAM_API_BASE: 'http://127.0.0.1:9',
-        },
+        }),
         signals: false,
         logDestination: discardLogs(),
         requestTimeoutMs: 1500,

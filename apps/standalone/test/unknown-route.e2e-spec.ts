@@ -1,7 +1,7 @@
 import { startApp, type RunningApp } from '@relaygram/observability';
 import { request } from 'undici';
 import { Writable } from 'node:stream';
-import { writeTestConfig, type TestConfigFile } from '@relaygram/testing';
+import { testAppEnv, writeTestConfig, type TestConfigFile } from '@relaygram/testing';
 import { StandaloneAppModule } from '../src/app.module';
 
 const SECRET = 'AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw';
@@ -16,13 +16,7 @@ describe('an unknown route whose path carries a token', () => {
     running = await startApp(
       { service: 'standalone', module: (boot) => StandaloneAppModule.forRoot(boot) },
       {
-        env: {
-          PORT: '0',
-          ADMIN_PORT: '0',
-          REDIS_URL: process.env.REDIS_URL,
-          RELAYGRAM_CONFIG: config.path,
-          LOG_LEVEL: 'debug',
-        },
+        env: testAppEnv(config.path, { LOG_LEVEL: 'debug' }),
         signals: false,
         logDestination: new Writable({
           write: (chunk, _enc, done) => {

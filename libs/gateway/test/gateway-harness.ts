@@ -8,6 +8,7 @@ import type { LogLevel } from '@relaygram/config';
 import { CoreModule, startApp, type BootContext, type RunningApp } from '@relaygram/observability';
 import {
   TelegramEmulator,
+  testAppEnv,
   type BotIdentity,
   type TelegramEmulatorOptions,
 } from '@relaygram/testing';
@@ -107,19 +108,15 @@ export async function startGatewayHarness(options: HarnessOptions = {}): Promise
     '',
   ].join('\n');
   await writeFile(configPath, yaml);
-  const env = {
-    PORT: '0',
-    ADMIN_PORT: '0',
+  const env = testAppEnv(configPath, {
     HOST: '127.0.0.1',
-    REDIS_URL: process.env.REDIS_URL,
-    RELAYGRAM_CONFIG: configPath,
     LOG_LEVEL: options.logLevel ?? 'warn',
     GW_MAIN_TOKEN: main.token,
     GW_OTHER_TOKEN: other.token,
     GW_LONELY_TOKEN: lonely.token,
     GW_SITE_TOKEN: siteToken,
     GW_NARROW_TOKEN: narrowToken,
-  };
+  });
   const logs: string[] = [];
   let running: RunningApp;
   try {

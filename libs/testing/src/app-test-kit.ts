@@ -32,6 +32,25 @@ export function discardLogs(): Writable {
   return new Writable({ write: (_chunk, _encoding, done) => done() });
 }
 
+/**
+ * The environment of an app a test starts in-process: ephemeral ports on both
+ * listeners, the test's Redis (REDIS_URL, else the default) and config, LOG_LEVEL warn;
+ * `extra` adds to it or overrides it.
+ */
+export function testAppEnv(
+  configPath: string,
+  extra: Record<string, string | undefined> = {},
+): Record<string, string | undefined> {
+  return {
+    PORT: '0',
+    ADMIN_PORT: '0',
+    REDIS_URL: process.env.REDIS_URL,
+    RELAYGRAM_CONFIG: configPath,
+    LOG_LEVEL: 'warn',
+    ...extra,
+  };
+}
+
 /** What an app test needs of a started app (`RunningApp` of @relaygram/observability). */
 export interface StartedApp {
   url: string;
@@ -61,16 +80,7 @@ export function describeAppBoot(
 
     beforeAll(async () => {
       config = writeTestConfig();
-      running = await start({
-        env: {
-          PORT: '0',
-          ADMIN_PORT: '0',
-          REDIS_URL: process.env.REDIS_URL,
-          RELAYGRAM_CONFIG: config.path,
-          LOG_LEVEL: 'warn',
-        },
-        logDestination: discardLogs(),
-      });
+      running = await start({ env: testAppEnv(config.path), logDestination: discardLogs() });
     });
     afterAll(async () => {
       await running?.close();

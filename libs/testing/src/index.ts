@@ -17,11 +17,13 @@ export {
   type ResponseSpec,
   type WaitOptions,
 } from './receiver/recording-receiver';
+export { runRelaygramCli, type CliRun } from './relaygram-cli';
 export { writeConfigObject, writeTestConfig, type TestConfigFile } from './test-config-file';
 export {
   captureLogs,
   describeAppBoot,
   discardLogs,
+  testAppEnv,
   uniquePrefix,
   type AppStartOptions,
   type CapturedLogs,

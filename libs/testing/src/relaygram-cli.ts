@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 
-const REPO = join(__dirname, '..', '..', '..', '..');
-const MAIN = join(REPO, 'apps', 'cli', 'src', 'main.ts');
+/** The workspace root: this file sits at libs/testing/{src,dist}/. */
+const REPO = join(__dirname, '..', '..', '..');
+const CLI_MAIN = join(REPO, 'apps', 'cli', 'src', 'main.ts');
 
 export interface CliRun {
   status: number | null;
@@ -11,14 +12,15 @@ export interface CliRun {
 }
 
 /**
- * Runs `relaygram ...` from its sources in a child process, asynchronously: the
- * emulator and the ingress it talks to run in this process and must keep answering.
+ * Runs `relaygram ...` from its sources in a child process, asynchronously: whatever it
+ * talks to (the emulator, an app) runs in the test's process and must keep answering.
+ * The child sees PATH and `env`, nothing else of the test's environment.
  */
-export function relaygram(args: string[], env: Record<string, string>): Promise<CliRun> {
+export function runRelaygramCli(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['-r', require.resolve('@swc-node/register'), MAIN, ...args],
+      ['-r', require.resolve('@swc-node/register'), CLI_MAIN, ...args],
       {
         cwd: REPO,
         env: {
