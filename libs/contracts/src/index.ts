@@ -3,3 +3,4 @@ export * from './lanes';
 export * from './outcomes';
 export * from './redis-keys';
 export * from './update-types';
+export * from './outbound-keys';
