@@ -1,6 +1,7 @@
 import type {
   BotConfig,
   ClientConfig,
+  OutboundConfig,
   RedisConfig,
   RelaygramConfig,
   RetryConfig,
@@ -10,9 +11,10 @@ import type {
   WebhookConfig,
 } from './config.types';
 import { parseDuration } from './duration';
+import { DEFAULT_OUTBOUND } from './outbound';
 import type { EnvSecrets } from './env-secrets';
 import type { ProblemList } from './problem-list';
-import type { BotDto, WebhookDto } from './schema/bot.dto';
+import type { BotDto, OutboundDto, WebhookDto } from './schema/bot.dto';
 import type { ClientDto } from './schema/client.dto';
 import { DEFAULTS } from './schema/config-defaults';
 import { BOT_TOKEN, isMapping, KNOWN_UPDATE_TYPES, NAME } from './schema/config-rules';
@@ -140,9 +142,24 @@ function assembleBots(items: Entry<BotDto>[], ctx: AssemblyContext): BotConfig[]
       // An explicit `default: false` on the only bot leaves bot-less paths answering 404.
       default: dto.default ?? items.length === 1,
       ...(webhook ? { webhook } : {}),
+      outbound: assembleOutbound(isMapping(dto.outbound) ? dto.outbound : undefined),
     });
   }
   return bots;
+}
+
+function assembleOutbound(dto: OutboundDto | undefined): OutboundConfig {
+  const defaults = DEFAULT_OUTBOUND;
+  const maxWait = dto?.max_wait === undefined ? undefined : parseDuration(dto.max_wait);
+  return {
+    enabled: dto?.enabled ?? defaults.enabled,
+    perSecond: dto?.per_second ?? defaults.perSecond,
+    perChatPerSecond: dto?.per_chat_per_second ?? defaults.perChatPerSecond,
+    chatBurst: dto?.chat_burst ?? defaults.chatBurst,
+    perGroupPerMinute: dto?.per_group_per_minute ?? defaults.perGroupPerMinute,
+    maxWaitMs: maxWait ?? defaults.maxWaitMs,
+    broadcastShare: dto?.broadcast_share ?? defaults.broadcastShare,
+  };
 }
 
 function assembleWebhook(

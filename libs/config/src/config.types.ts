@@ -37,6 +37,26 @@ export interface WebhookConfig {
   readonly manage: boolean;
 }
 
+/**
+ * A bot's outbound pacing (SPEC section 9): every call that sends or edits a message
+ * takes a slot from these budgets, shared by every process through Redis.
+ */
+export interface OutboundConfig {
+  /** false: calls go out unpaced (a local Bot API server without flood limits). */
+  readonly enabled: boolean;
+  /** Sends per second for the whole bot. */
+  readonly perSecond: number;
+  /** Sends per second to one chat, after a burst of `chatBurst`. */
+  readonly perChatPerSecond: number;
+  readonly chatBurst: number;
+  /** Sends per minute to one group or channel (chat ids below 0, or `@username`). */
+  readonly perGroupPerMinute: number;
+  /** How long a call may wait for its slot before it is answered 429. */
+  readonly maxWaitMs: number;
+  /** Reserved for broadcasts: the share of perSecond they may use (0-1). */
+  readonly broadcastShare: number;
+}
+
 export interface BotConfig {
   readonly id: string;
   readonly tokenEnv: string;
@@ -48,6 +68,8 @@ export interface BotConfig {
   readonly allowedUpdates: readonly string[];
   readonly default: boolean;
   readonly webhook?: WebhookConfig;
+  /** Always set by the loader; optional so that hand-built configs (tests) may leave it out. */
+  readonly outbound?: OutboundConfig;
 }
 
 export interface RetryConfig {

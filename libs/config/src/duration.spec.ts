@@ -48,6 +48,7 @@ describe('parseDuration', () => {
 
 describe('formatDuration', () => {
   it.each([
+    [0, '0s'],
     [1_000, '1s'],
     [90_000, '90s'],
     [300_000, '5m'],

@@ -26,6 +26,7 @@ export function parseDuration(value: unknown): number | undefined {
 
 /** The shortest exact spelling of a duration, for messages: 90000 → `90s`, 300000 → `5m`. */
 export function formatDuration(ms: number): string {
+  if (ms === 0) return '0s';
   for (const unit of ['d', 'h', 'm', 's']) {
     const size = UNIT_MS[unit];
     if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;

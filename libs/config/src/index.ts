@@ -1,4 +1,5 @@
 export * from './config.types';
+export * from './outbound';
 export * from './secret';
 export * from './runtime-env';
 export * from './loader';

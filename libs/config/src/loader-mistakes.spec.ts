@@ -119,6 +119,56 @@ describe('loadConfig: one mistake, one line naming its YAML path', () => {
       line: 'routes[0].retry.max_consecutive_5xx: must be an integer from 1 to 1000',
     },
     {
+      mistake: 'outbound written as a number',
+      config: doc({ bots: [{ ...solBot, outbound: 30 }, shopBot] }),
+      line: 'bots[0].outbound: must be a mapping',
+    },
+    {
+      mistake: 'an unknown outbound key',
+      config: doc({ bots: [{ ...solBot, outbound: { per_minute: 30 } }, shopBot] }),
+      line: 'bots[0].outbound.per_minute: unknown key',
+    },
+    {
+      mistake: 'a per_second of 0',
+      config: doc({ bots: [{ ...solBot, outbound: { per_second: 0 } }, shopBot] }),
+      line: 'bots[0].outbound.per_second: must be a number above 0 and at most 100000',
+    },
+    {
+      mistake: 'a per_chat_per_second written as a string',
+      config: doc({ bots: [{ ...solBot, outbound: { per_chat_per_second: '1' } }, shopBot] }),
+      line: 'bots[0].outbound.per_chat_per_second: must be a number above 0 and at most 1000',
+    },
+    {
+      mistake: 'a fractional chat_burst',
+      config: doc({ bots: [shopBot, { ...solBot, outbound: { chat_burst: 2.5 } }] }),
+      line: 'bots[1].outbound.chat_burst: must be an integer from 1 to 1000',
+    },
+    {
+      mistake: 'a per_group_per_minute of 0',
+      config: doc({ bots: [{ ...solBot, outbound: { per_group_per_minute: 0 } }, shopBot] }),
+      line: 'bots[0].outbound.per_group_per_minute: must be an integer from 1 to 100000',
+    },
+    {
+      mistake: 'a max_wait above a minute',
+      config: doc({ bots: [{ ...solBot, outbound: { max_wait: '2m' } }, shopBot] }),
+      line: 'bots[0].outbound.max_wait: must be from 0s to 1m',
+    },
+    {
+      mistake: 'a max_wait in milliseconds',
+      config: doc({ bots: [{ ...solBot, outbound: { max_wait: '500ms' } }, shopBot] }),
+      line: 'bots[0].outbound.max_wait: must be a duration like 30s, 5m, 24h, 7d or a number of seconds',
+    },
+    {
+      mistake: 'a broadcast_share above 1',
+      config: doc({ bots: [{ ...solBot, outbound: { broadcast_share: 1.5 } }, shopBot] }),
+      line: 'bots[0].outbound.broadcast_share: must be a number from 0 to 1',
+    },
+    {
+      mistake: 'outbound.enabled as a word',
+      config: doc({ bots: [{ ...solBot, outbound: { enabled: 'off' } }, shopBot] }),
+      line: 'bots[0].outbound.enabled: must be true or false',
+    },
+    {
       mistake: 'an unknown format',
       config: doc({ routes: [{ ...route, format: 'json' }] }),
       line: 'routes[0].format: must be update or envelope',

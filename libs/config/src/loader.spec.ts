@@ -63,6 +63,15 @@ const full = {
         max_connections: 10,
         manage: false,
       },
+      outbound: {
+        enabled: true,
+        per_second: 100,
+        per_chat_per_second: 0.5,
+        chat_burst: 5,
+        per_group_per_minute: 40,
+        max_wait: '30s',
+        broadcast_share: 0.5,
+      },
     },
   ],
   routes: [
@@ -113,6 +122,15 @@ describe('loadConfig defaults', () => {
         mode: 'polling',
         allowedUpdates: ['message', 'callback_query'],
         default: true,
+        outbound: {
+          enabled: true,
+          perSecond: 30,
+          perChatPerSecond: 1,
+          chatBurst: 3,
+          perGroupPerMinute: 20,
+          maxWaitMs: 5_000,
+          broadcastShare: 0.8,
+        },
       },
     ]);
     expect(config.routes).toEqual([
@@ -193,6 +211,15 @@ describe('loadConfig with every key set', () => {
       default: true,
       numericId: String(botId + 1),
       webhook: { maxConnections: 10, manage: false },
+      outbound: {
+        enabled: true,
+        perSecond: 100,
+        perChatPerSecond: 0.5,
+        chatBurst: 5,
+        perGroupPerMinute: 40,
+        maxWaitMs: 30_000,
+        broadcastShare: 0.5,
+      },
     });
     expect(config.routes[0]).toMatchObject({
       bots: ['shop'],

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { getMetadataStorage } from 'class-validator';
 import { parse } from 'yaml';
 import { loadConfig } from './loader';
-import { BotDto, WebhookDto } from './schema/bot.dto';
+import { BotDto, OutboundDto, WebhookDto } from './schema/bot.dto';
 import { ClientDto } from './schema/client.dto';
 import { RedisDto } from './schema/redis.dto';
 import { RelaygramConfigDto } from './schema/relaygram-config.dto';
@@ -94,6 +94,7 @@ describe('config/relaygram.example.yaml', () => {
       ['telegram', TelegramDto, list([example.telegram])],
       ['bots[]', BotDto, bots],
       ['bots[].webhook', WebhookDto, list(bots.map((b) => b.webhook))],
+      ['bots[].outbound', OutboundDto, list(bots.map((b) => b.outbound))],
       ['routes[]', RouteDto, routes],
       ['routes[].match', RouteMatchDto, list(routes.map((r) => r.match))],
       ['routes[].retry', RetryDto, list(routes.map((r) => r.retry))],

@@ -4,10 +4,13 @@ import { isMapping, USERNAME } from './config-rules';
 import {
   CheckedBy,
   IsBool,
+  IsDuration,
   IsEnvName,
   IsHttpUrl,
   IsIntInRange,
+  IsMapping,
   IsName,
+  IsNumberInRange,
   IsOneOf,
   ListOf,
   MatchesRule,
@@ -32,6 +35,37 @@ export class WebhookDto {
   @IsOptional()
   @IsBool()
   manage?: boolean;
+}
+
+/** `bots[].outbound`: the bot's send budgets (SPEC section 9); every key has a default. */
+export class OutboundDto {
+  @IsOptional()
+  @IsBool()
+  enabled?: boolean;
+
+  @IsOptional()
+  @IsNumberInRange(0, 100_000, { above: true })
+  per_second?: number;
+
+  @IsOptional()
+  @IsNumberInRange(0, 1_000, { above: true })
+  per_chat_per_second?: number;
+
+  @IsOptional()
+  @IsIntInRange(1, 1_000)
+  chat_burst?: number;
+
+  @IsOptional()
+  @IsIntInRange(1, 100_000)
+  per_group_per_minute?: number;
+
+  @IsOptional()
+  @IsDuration(0, 60_000)
+  max_wait?: string | number;
+
+  @IsOptional()
+  @IsNumberInRange(0, 1)
+  broadcast_share?: number;
 }
 
 export class BotDto {
@@ -73,4 +107,9 @@ export class BotDto {
   })
   @Nested(() => WebhookDto)
   webhook?: WebhookDto;
+
+  @IsOptional()
+  @IsMapping()
+  @Nested(() => OutboundDto)
+  outbound?: OutboundDto;
 }

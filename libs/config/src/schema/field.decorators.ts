@@ -69,6 +69,22 @@ export function IsIntInRange(min: number, max: number): PropertyDecorator {
   return compose(IsInt({ message }), Min(min, { message }), Max(max, { message }));
 }
 
+/** A YAML number (fractions allowed) from `min` to `max`; `above` excludes `min` itself. */
+export function IsNumberInRange(
+  min: number,
+  max: number,
+  options: { above?: boolean } = {},
+): PropertyDecorator {
+  const message = options.above
+    ? `must be a number above ${min} and at most ${max}`
+    : `must be a number from ${min} to ${max}`;
+  return CheckedBy('numberInRange', (value) => {
+    if (typeof value !== 'number' || !Number.isFinite(value)) return message;
+    if (options.above ? value <= min : value < min) return message;
+    return value > max ? message : undefined;
+  });
+}
+
 export function IsHttpUrl(credentialsHint?: string): PropertyDecorator {
   return CheckedBy('httpUrl', (value) => httpUrlProblem(value, credentialsHint));
 }
