@@ -3,7 +3,9 @@ import tseslint from 'typescript-eslint';
 import nx from '@nx/eslint-plugin';
 import prettier from 'eslint-config-prettier';
 
-// Layering: apps -> feature libs -> platform (observability) -> shared libs.
+// Layering: apps -> feature libs -> platform (observability, pacing) -> shared libs.
+// Platform libs import only shared ones: pacing, used by the gateway and the dispatcher,
+// can never reach into a feature.
 // `testing` (the emulator and receiver) is only reachable from tests and tools.
 const layers = [
   {

@@ -1,0 +1,308 @@
+import {
+  outboundOf,
+  type BotConfig,
+  type OutboundConfig,
+  type RedisConfig,
+} from '@relaygram/config';
+import { OutboundKeys } from '@relaygram/contracts';
+import { createRedis, type RedisClient } from '@relaygram/queue';
+import { retryAfterSeconds, type BudgetKind } from './budget/budget-math';
+import { budgetParams, DEFAULT_TRANSIT_MS, type BudgetParams } from './budget/budget-params';
+import { planCall, type CallPlan } from './budget/call-plan';
+import { LocalBudget } from './budget/local-budget';
+import type { PauseScope } from './budget/pause-scope';
+import { RedisBudget, type SharedDecision } from './redis/redis-budget';
+import { sleep, withTimeout } from './time';
+
+/** `shared`: budgets in Redis, for every replica; `degraded`: Redis away, this process alone. */
+export type PacingMode = 'shared' | 'degraded';
+
+/** What `acquire` decided for one call. */
+export type PaceResult =
+  /** Not a call that sends or edits a message, or pacing is off for its bot. */
+  | { readonly kind: 'unpaced' }
+  /** Its slot came (after `waitedMs`): send it now. */
+  | {
+      readonly kind: 'go';
+      readonly plan: CallPlan;
+      readonly waitedMs: number;
+      /** The budget it waited for; `none` when it went at once. */
+      readonly budget: BudgetKind | 'none';
+    }
+  /** No slot within max_wait: answer Telegram's 429 without calling Telegram. */
+  | {
+      readonly kind: 'refused';
+      readonly plan: CallPlan;
+      readonly retryAfter: number;
+      readonly budget: BudgetKind;
+    }
+  /** The caller went away while it waited. */
+  | { readonly kind: 'aborted' };
+
+export interface PauseReport {
+  scope: PauseScope;
+  /** How long the pause lasts from now (ms). */
+  pauseMs: number;
+}
+
+/** A bot's pauses in force: end times in ms (Redis's clock when shared). */
+export interface BotPauses {
+  mode: PacingMode;
+  now: number;
+  botUntil?: number;
+  chats: { chat: string; until: number }[];
+}
+
+export interface PacerLogger {
+  warn(fields: object, message: string): void;
+  info(fields: object, message: string): void;
+}
+
+export interface OutboundPacerOptions {
+  /** Longest a pacing call waits for Redis before this process paces alone (500 ms). */
+  redisTimeoutMs?: number;
+  /** How often a degraded pacer asks whether Redis is back (1 s). */
+  probeEveryMs?: number;
+  /** See DEFAULT_TRANSIT_MS. */
+  transitMs?: number;
+  logger?: PacerLogger;
+}
+
+const UNPACED: PaceResult = Object.freeze({ kind: 'unpaced' });
+const ABORTED: PaceResult = Object.freeze({ kind: 'aborted' });
+/** A slow answer now and then is not an outage: this many in a row, or a lost connection, is. */
+const FAILURES_TO_DEGRADE = 3;
+/** Re-reservations after pauses found at the slot; each waits out a pause, so few ever happen. */
+const MAX_ROUNDS = 4;
+
+/**
+ * Paces a process's Bot API calls that send or edit messages by their bot's
+ * `outbound` budgets. Every call costs one Redis script (its reservation), and a call
+ * that must wait sleeps once until its slot, then checks once that no 429 paused its
+ * bot or chat meanwhile. Nothing polls.
+ *
+ * Redis calls are bounded by `redisTimeoutMs`. When Redis fails (a lost connection, or
+ * three slow answers in a row) the pacer turns `degraded`: calls take slots from the
+ * process's own budget (the same limits, in memory) and never wait for Redis, while a
+ * probe asks Redis every `probeEveryMs`; once it answers, shared pacing resumes.
+ */
+export class OutboundPacer {
+  readonly #shared: RedisBudget;
+  readonly #local = new LocalBudget();
+  readonly #params = new WeakMap<OutboundConfig, BudgetParams>();
+  readonly #timeoutMs: number;
+  readonly #probeEveryMs: number;
+  readonly #transitMs: number;
+  readonly #logger?: PacerLogger;
+  #mode: PacingMode = 'shared';
+  #failures = 0;
+  #probe?: NodeJS.Timeout;
+  #closed = false;
+
+  constructor(
+    private readonly redis: RedisClient,
+    keys: OutboundKeys,
+    options: OutboundPacerOptions = {},
+    private readonly ownsRedis = false,
+  ) {
+    this.#shared = new RedisBudget(redis, keys);
+    this.#timeoutMs = options.redisTimeoutMs ?? 500;
+    this.#probeEveryMs = options.probeEveryMs ?? 1_000;
+    this.#transitMs = options.transitMs ?? DEFAULT_TRANSIT_MS;
+    this.#logger = options.logger;
+  }
+
+  /** A pacer with a Redis connection of its own (fail-fast: no offline queue), closed by `close`. */
+  static connect(
+    redis: RedisConfig,
+    options: OutboundPacerOptions & { connectionName?: string } = {},
+  ): OutboundPacer {
+    const client = createRedis(redis.url, {
+      connectionName: options.connectionName,
+      mode: 'request',
+      autoPipelining: true,
+    });
+    return new OutboundPacer(client, new OutboundKeys(redis.prefix), options, true);
+  }
+
+  get mode(): PacingMode {
+    return this.#mode;
+  }
+
+  /** The budget arithmetic's view of a bot's config. */
+  params(bot: Pick<BotConfig, 'outbound'>): BudgetParams {
+    const outbound = outboundOf(bot);
+    let params = this.#params.get(outbound);
+    if (!params) {
+      params = budgetParams(outbound, this.#transitMs);
+      this.#params.set(outbound, params);
+    }
+    return params;
+  }
+
+  /**
+   * Takes a slot for a call before it goes to Telegram; resolves when it may go (or
+   * must be refused). `signal` ends the wait when the caller goes away.
+   */
+  async acquire(
+    bot: BotConfig,
+    method: string,
+    params: Readonly<Record<string, unknown>>,
+    signal?: AbortSignal,
+  ): Promise<PaceResult> {
+    if (!outboundOf(bot).enabled) return UNPACED;
+    const plan = planCall(method, params);
+    if (!plan.paced) return UNPACED;
+    const p = this.params(bot);
+    const start = Date.now();
+    const deadline = start + p.maxWaitMs;
+    let budget: BudgetKind | undefined;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const window = round === 0 ? p : { ...p, maxWaitMs: Math.max(0, deadline - Date.now()) };
+      const decision = await this.#reserve(bot.id, plan, window);
+      if (!decision.ok) {
+        return {
+          kind: 'refused',
+          plan,
+          retryAfter: retryAfterSeconds(decision.retryInMs, 0),
+          budget: budget ?? decision.binding,
+        };
+      }
+      budget ??= decision.binding;
+      if (decision.waitMs <= 0) return this.#go(plan, start, budget);
+      if (!(await sleep(decision.waitMs, signal))) return ABORTED;
+      // A 429 another replica met while this call slept pauses it too.
+      const pausedFor = await this.#pausedFor(bot.id, plan.chat?.key);
+      if (pausedFor <= 0) return this.#go(plan, start, budget);
+      budget = 'pause';
+    }
+    return { kind: 'refused', plan, retryAfter: 1, budget: budget ?? 'pause' };
+  }
+
+  /**
+   * A Telegram 429 on a paced call: pauses its chat, or the whole bot, for every
+   * replica (see budget/pause-scope.ts), and in this process for when Redis is away.
+   */
+  async reportTooManyRequests(
+    bot: BotConfig,
+    plan: CallPlan,
+    retryAfterSeconds: number,
+  ): Promise<PauseReport> {
+    const retryAfterMs = Math.max(1, retryAfterSeconds) * 1000;
+    const local = this.#local.pause(bot.id, plan.chat?.key, retryAfterMs, Date.now());
+    if (this.#mode === 'shared') {
+      try {
+        const shared = await this.#bounded(
+          this.#shared.pause(bot.id, plan.chat?.key, retryAfterMs),
+        );
+        return shared;
+      } catch (error) {
+        this.#failed(error);
+      }
+    }
+    return { scope: local.scope, pauseMs: retryAfterMs };
+  }
+
+  /** The pauses in force on a bot: from Redis, or this process's own while degraded. */
+  async pauses(botId: string): Promise<BotPauses> {
+    if (this.#mode === 'shared') {
+      try {
+        const shared = await this.#bounded(this.#shared.pauses(botId));
+        return { mode: 'shared', ...shared };
+      } catch (error) {
+        this.#failed(error);
+      }
+    }
+    const now = Date.now();
+    const local = this.#local.pauses(botId, now);
+    return {
+      mode: 'degraded',
+      now,
+      chats: local.chats,
+      ...(local.botUntil ? { botUntil: local.botUntil } : {}),
+    };
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#probe);
+    this.#probe = undefined;
+    if (this.ownsRedis) await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+
+  #go(plan: CallPlan, start: number, budget: BudgetKind | undefined): PaceResult {
+    return { kind: 'go', plan, waitedMs: Date.now() - start, budget: budget ?? 'none' };
+  }
+
+  async #reserve(botId: string, plan: CallPlan, p: BudgetParams): Promise<SharedDecision> {
+    if (this.#mode === 'shared') {
+      try {
+        const decision = await this.#bounded(this.#shared.reserve(botId, plan, p));
+        this.#failures = 0;
+        return decision;
+      } catch (error) {
+        this.#failed(error);
+      }
+    }
+    const now = Date.now();
+    const local = this.#local.reserve(botId, plan, p, now);
+    if (!local.ok) return { ok: false, retryInMs: local.retryAt - now, binding: local.binding };
+    const waitMs = Math.ceil(local.slot - now);
+    return local.binding ? { ok: true, waitMs, binding: local.binding } : { ok: true, waitMs };
+  }
+
+  async #pausedFor(botId: string, chat: string | undefined): Promise<number> {
+    if (this.#mode === 'shared') {
+      try {
+        return await this.#bounded(this.#shared.pausedFor(botId, chat));
+      } catch (error) {
+        this.#failed(error);
+      }
+    }
+    const now = Date.now();
+    const until = this.#local.pausedUntil(botId, chat, now);
+    return until === undefined ? 0 : until - now;
+  }
+
+  #bounded<T>(promise: Promise<T>): Promise<T> {
+    return withTimeout(promise, this.#timeoutMs);
+  }
+
+  /** One failed Redis call: a lost connection degrades at once, slowness after a few. */
+  #failed(error: unknown): void {
+    this.#failures++;
+    const lost = this.redis.status !== 'ready';
+    if (this.#mode === 'degraded' || (!lost && this.#failures < FAILURES_TO_DEGRADE)) return;
+    this.#mode = 'degraded';
+    this.#logger?.warn(
+      { error: error instanceof Error ? error.message : String(error) },
+      'outbound pacing is degraded: Redis does not answer, each process paces alone until it does',
+    );
+    this.#startProbe();
+  }
+
+  #startProbe(): void {
+    if (this.#probe || this.#closed) return;
+    let probing = false;
+    this.#probe = setInterval(() => {
+      if (probing) return;
+      probing = true;
+      void this.#bounded(this.redis.ping())
+        .then(
+          () => this.#recover(),
+          () => undefined,
+        )
+        .finally(() => (probing = false));
+    }, this.#probeEveryMs);
+    this.#probe.unref();
+  }
+
+  #recover(): void {
+    if (this.#mode === 'shared') return;
+    clearInterval(this.#probe);
+    this.#probe = undefined;
+    this.#failures = 0;
+    this.#mode = 'shared';
+    this.#logger?.info({}, 'outbound pacing is shared again: Redis answers');
+  }
+}
