@@ -105,6 +105,43 @@ export class RelaygramMetrics {
     registers: [this.registry],
   });
 
+  readonly outboundWait = new Histogram({
+    name: 'relaygram_outbound_wait_seconds',
+    help: 'Time a paced Bot API call waited for its slot, by bot and the budget it waited for (bot|chat|group|pause, none when it went at once)',
+    labelNames: ['bot', 'budget'] as const,
+    buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+
+  readonly outboundPaced = new Counter({
+    name: 'relaygram_outbound_paced_total',
+    help: 'Paced Bot API calls answered 429 without calling Telegram (no slot within max_wait), by bot and the budget that refused them',
+    labelNames: ['bot', 'budget'] as const,
+    registers: [this.registry],
+  });
+
+  readonly telegram429 = new Counter({
+    name: 'relaygram_telegram_429_total',
+    help: 'Telegram 429 answers to paced calls, by bot and the pause they set (chat|bot)',
+    labelNames: ['bot', 'scope'] as const,
+    registers: [this.registry],
+  });
+
+  readonly outboundPauses = new Gauge({
+    name: 'relaygram_outbound_pauses',
+    help: 'Pauses set by Telegram 429s still in force, by bot and scope (chat|bot)',
+    labelNames: ['bot', 'scope'] as const,
+    registers: [this.registry],
+    collect: this.collect,
+  });
+
+  readonly outboundPacingDegraded = new Gauge({
+    name: 'relaygram_outbound_pacing_degraded',
+    help: '1 while this process paces alone because Redis does not answer, else 0',
+    registers: [this.registry],
+    collect: this.collect,
+  });
+
   readonly pollerState = new Gauge({
     name: 'relaygram_poller_state',
     help: "1 for the current state of each bot's poller (polling|standby|backoff|conflict|unauthorized|stopped), else 0",
