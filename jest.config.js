@@ -50,7 +50,10 @@ module.exports = {
     ],
   },
   transformIgnorePatterns: [`/node_modules/(?!(${esm})/)`],
-  moduleNameMapper: { '^@relaygram/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts' },
+  moduleNameMapper: {
+    '^@relaygram/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts',
+    '^@relaygram/([a-z-]+)/testing$': '<rootDir>/libs/$1/src/testing.ts',
+  },
   modulePathIgnorePatterns: ['<rootDir>/.*/dist/'],
   globalSetup: '<rootDir>/tools/jest/global-setup.ts',
   globalTeardown: '<rootDir>/tools/jest/global-teardown.ts',

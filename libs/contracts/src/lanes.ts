@@ -45,7 +45,15 @@ export function parseLaneId(id: string): ParsedLaneId {
   return { route: id.slice(0, first), bot: id.slice(first + 1, second), key: id.slice(second + 1) };
 }
 
-/** BullMQ job id of a lane's drain job for one schedule generation. */
+/** BullMQ job id of a lane's drain job under the engine before `drain` jobs (`drain-lane`). */
 export function drainJobId(lane: string, gen: number): string {
   return `${lane}.${gen}`;
 }
+
+/**
+ * Drain job ids: `d<n>` for a job armed to take ready lanes, `w<n>` for one that wakes
+ * when a backing-off lane is due; n from the lane sequence, so ids never repeat (and
+ * are never integers, which BullMQ refuses as custom ids).
+ */
+export const ARMED_JOB_PREFIX = 'd';
+export const WAKE_JOB_PREFIX = 'w';

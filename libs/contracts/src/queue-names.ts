@@ -21,7 +21,16 @@ export function routeOfQueue(queueName: string): string | undefined {
 }
 
 export enum JobName {
-  /** Deliver the head of one lane, then the next, until it is empty or yields. */
+  /**
+   * A lease on one of a route's worker slots: the job claims ready lanes one after the
+   * other and delivers their heads, lingers a little when nothing is ready, then ends.
+   */
+  Drain = 'drain',
+  /**
+   * A drain job of the engine before `drain`: one per lane activation, data `{lane, gen}`.
+   * Jobs of this name still queued after an upgrade are run as `drain` jobs, after the
+   * lane they name is put back where a `drain` job finds it.
+   */
   DrainLane = 'drain-lane',
   /** Give a drain job to every non-empty lane that has none. */
   ReconcileLanes = 'reconcile-lanes',
@@ -29,18 +38,21 @@ export enum JobName {
   PruneDeadLetters = 'prune-dead-letters',
 }
 
+/**
+ * A drain job carries nothing: what it owns lives in Redis (the route's `drains` hash,
+ * fenced by the job's BullMQ lock token), so a re-run after a crash finds it there.
+ */
+export type DrainJob = Record<string, never>;
+
+/** The data of a `drain-lane` job left over from before `drain` jobs. */
 export interface DrainLaneJob {
-  /** Lane id, see `laneId()`. */
   lane: string;
-  /**
-   * The lane's schedule generation when this job was made. A job whose generation is
-   * no longer the lane's current one is stale (the reconciler replaced it) and exits.
-   */
   gen: number;
 }
 
 /** Job data by job name; producers and processors both type against this. */
 export interface JobPayloads {
+  [JobName.Drain]: DrainJob;
   [JobName.DrainLane]: DrainLaneJob;
   [JobName.ReconcileLanes]: Record<string, never>;
   [JobName.PruneDeadLetters]: Record<string, never>;
@@ -50,15 +62,17 @@ export type JobOf<N extends JobName> = { name: N; data: JobPayloads[N] };
 
 /** Which queue each job name runs on; a processor registers for exactly these. */
 export const JOB_QUEUES: Readonly<Record<JobName, QueueName>> = Object.freeze({
+  [JobName.Drain]: QueueName.Delivery,
   [JobName.DrainLane]: QueueName.Delivery,
   [JobName.ReconcileLanes]: QueueName.Maintenance,
   [JobName.PruneDeadLetters]: QueueName.Maintenance,
 });
 
 /**
- * Drain jobs hold no data worth keeping: the lane in Redis is the record. They are
- * removed when done so a lane's next job id never meets an old one; failed ones are
- * kept a day for inspection (the reconciler restarts their lanes).
+ * Drain jobs hold no data worth keeping: the lanes in Redis are the record. They are
+ * removed when done; failed ones are kept a day for inspection (the reconciler puts
+ * back what they held). A job that throws (Redis away) is re-run, and the re-run takes
+ * back the lane the job held.
  */
 export const DRAIN_JOB_OPTIONS = Object.freeze({
   removeOnComplete: true,
@@ -69,8 +83,31 @@ export const DRAIN_JOB_OPTIONS = Object.freeze({
 
 /** Lock a drain job for 30 s, renewed while it runs; a crashed worker's job is re-run. */
 export const DRAIN_LOCK_DURATION_MS = 30_000;
-/** A lane's job may stall many times (a dispatcher killed again and again) and still be re-run. */
+/** A drain job may stall many times (a dispatcher killed again and again) and still be re-run. */
 export const DRAIN_MAX_STALLED_COUNT = 1000;
+/**
+ * A drain job with nothing ready waits this long for a lane to be handed to it before
+ * it ends: at a steady rate the next update finds a waiting job and costs no job add.
+ */
+export const DRAIN_LINGER_MS = 5_000;
+/**
+ * A drain job ends after this long (handing its lane on), so locks, counters and
+ * memory stay fresh; a successor is armed when work is waiting.
+ */
+export const DRAIN_LIFETIME_MS = 5 * 60_000;
+/**
+ * A dispatcher announces itself (for hand-offs and the route's slot count) at least
+ * this often, and counts as gone this long after its last announcement.
+ */
+export const DISPATCHER_HEARTBEAT_MS = 2_000;
+export const DISPATCHER_PRESENCE_TTL_MS = 10_000;
+/**
+ * An armed job whose BullMQ job does not exist yet is given this long (the arming
+ * process adds it right after its script) before the reconciler counts it lost.
+ */
+export const ARMED_JOB_GRACE_MS = 30_000;
+/** Slots of a route until a dispatcher has reported its `concurrency` (the config default). */
+export const DEFAULT_ROUTE_SLOTS = 32;
 
 export const RECONCILE_EVERY_MS = 10_000;
 export const PRUNE_DEAD_LETTERS_EVERY_MS = 3600_000;

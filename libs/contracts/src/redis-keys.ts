@@ -35,6 +35,51 @@ export class RedisKeys {
     return `${this.prefix}:route-lanes:${route}`;
   }
 
+  /**
+   * List of the route's ready lanes: non-empty, unowned, due. Drain jobs pop from the
+   * head; a lane is listed at most once (its state's `q` is `r` while listed).
+   */
+  readyLanes(route: string): string {
+    return `${this.prefix}:ready:${route}`;
+  }
+
+  /** Sorted set of the route's lanes whose head backs off, by next attempt time (ms). */
+  delayedLanes(route: string): string {
+    return `${this.prefix}:delayed:${route}`;
+  }
+
+  /**
+   * Hash of the route's live drain jobs: job id → `a<ms>` (armed, not started yet),
+   * `i<dispatcher>` (waiting for a hand-off), `l<lane>` (holding the lane), `x` (its
+   * dispatcher went silent while it waited).
+   */
+  drainJobs(route: string): string {
+    return `${this.prefix}:drains:${route}`;
+  }
+
+  /**
+   * Hash of the route's drain counters: `armed` (live jobs), `pending` (armed, not
+   * started), `slots` (concurrency per dispatcher), `wake_at` (next wake job, ms).
+   */
+  drainState(route: string): string {
+    return `${this.prefix}:drain-state:${route}`;
+  }
+
+  /** List of the route's waiting drain jobs (`<dispatcher>|<job id>`), last to wait first. */
+  idleJobs(route: string): string {
+    return `${this.prefix}:idle:${route}`;
+  }
+
+  /** List of lanes handed to one dispatcher process's waiting jobs. */
+  inbox(dispatcher: string): string {
+    return `${this.prefix}:inbox:${dispatcher}`;
+  }
+
+  /** Sorted set of dispatcher processes by the Redis time (ms) until which they count as live. */
+  get dispatchers(): string {
+    return `${this.prefix}:dispatchers`;
+  }
+
   /** Hash of one route's counters: queued, delivered, dead, last_error... */
   routeStats(route: string): string {
     return `${this.prefix}:route-stats:${route}`;
@@ -60,7 +105,7 @@ export class RedisKeys {
     return `${this.prefix}:route-presence`;
   }
 
-  /** Global counter of lane schedule generations (drain job ids never repeat). */
+  /** Global counter of lane generations and drain job ids (neither ever repeats). */
   get laneSeq(): string {
     return `${this.prefix}:lane-seq`;
   }

@@ -4,6 +4,7 @@ export * from './queue-context';
 export * from './queue.module';
 export * from './lanes/delivery-entry';
 export * from './lanes/drain-scheduler';
+export * from './lanes/drain-script-io';
 export * from './lanes/update-enqueuer';
 export * from './lanes/lane-store';
 export * from './lanes/lane-reconciler';

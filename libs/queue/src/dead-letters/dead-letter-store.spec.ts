@@ -5,11 +5,10 @@ import { loadConfigOrThrow } from '@relaygram/config';
 import {
   DEAD_LETTER_RETENTION_MS,
   DeadReason,
-  drainJobId,
   laneId,
   type LaneKey,
 } from '@relaygram/contracts';
-import { createQueueFixture, type QueueFixture } from '../queue.fixture';
+import { createQueueFixture, type QueueFixture } from '../testing/queue-fixture';
 import { newDeliveryId } from '../lanes/update-enqueuer';
 import { decodeEntry } from '../lanes/delivery-entry';
 import { laneResolverFor } from './config-lane-resolver';
@@ -51,27 +50,22 @@ describe('DeadLetterStore', () => {
     const chatId = options.chatId ?? 1;
     const lane = laneId(route, bot, { kind: 'chat', chatId });
     const deliveryId = newDeliveryId();
-    await f.enqueuer.enqueue({
+    const result = await f.enqueuer.enqueue({
       bot,
       updateId,
       body: body(updateId, chatId),
       deliveries: [{ route, lane, deliveryId }],
     });
-    const gen = (await f.lanes.generation(lane))!;
-    const begun = await f.lanes.begin(lane, gen);
-    if (begun.kind !== 'head' || begun.entry.deliveryId !== deliveryId)
-      throw new Error('the update is not the head of its lane');
-    await f.lanes.finish(
-      lane,
-      gen,
-      deliveryId,
-      {
-        delivered: false,
+    await result.jobsAdded;
+    const head = await f.driver.finishOne(
+      route,
+      () => ({
+        kind: 'dead',
         dead: { reason: options.reason ?? DeadReason.Rejected, attempts: 1, lastStatus: 400 },
-      },
-      'continue',
+      }),
       options.deadAt ?? Date.now(),
     );
+    if (head.entry.deliveryId !== deliveryId) throw new Error('the update is not the head of its lane');
     return deliveryId;
   }
 
@@ -151,9 +145,9 @@ describe('DeadLetterStore', () => {
     const lane = laneId('shop', 'bot-a', { kind: 'chat', chatId: 8 });
     expect(await f.lanes.generation(lane)).toBeUndefined();
     await f.dead.replay(id, chatLane);
-    const gen = await f.lanes.generation(lane);
-    expect(gen).toBeDefined();
-    expect(await f.scheduler.queue('shop').getJob(drainJobId(lane, gen!))).toBeDefined();
+    expect(await f.lanes.generation(lane)).toBeDefined();
+    expect(await f.redis.lrange(f.ctx.keys.readyLanes('shop'), 0, -1)).toEqual([lane]);
+    expect(await f.scheduler.queue('shop').getJobCounts('waiting')).toEqual({ waiting: 1 });
   });
 
   it('re-sends to the lane the resolver picks, and refuses what it refuses', async () => {

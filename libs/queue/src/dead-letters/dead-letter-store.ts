@@ -2,6 +2,12 @@ import { DEAD_LETTER_RETENTION_MS, DeadReason, type LaneKey, laneId } from '@rel
 import type { QueueContext } from '../queue-context';
 import { decodeEntry, encodeEntry } from '../lanes/delivery-entry';
 import type { DrainScheduler } from '../lanes/drain-scheduler';
+import {
+  parseJobsToAdd,
+  routeScriptArgs,
+  routeScriptKeys,
+  text,
+} from '../lanes/drain-script-io';
 
 export interface DeadLetter {
   deliveryId: string;
@@ -216,27 +222,24 @@ export class DeadLetterStore {
       body: letter.update,
     });
     const reply = (await redis.rgReplay(
-      11,
+      17,
+      ...routeScriptKeys(keys, letter.route),
       keys.deadLetter(deliveryId),
       keys.deadIndex,
       keys.deadByRoute(letter.route),
       keys.deadByBot(letter.bot),
       keys.lane(lane),
       keys.laneState(lane),
-      keys.routeLanes(letter.route),
-      keys.routeStats(letter.route),
-      keys.laneSeq,
       keys.routes,
       keys.botStats(letter.bot),
+      ...routeScriptArgs(keys, letter.route, now),
       deliveryId,
       lane,
       entry,
-      letter.route,
-    )) as (string | number)[];
-    if (reply[0] === 'missing') return 'missing';
-    if (reply.length > 1) {
-      await this.scheduler.schedule([{ route: letter.route, lane, gen: Number(reply[1]) }]);
-    }
+    )) as unknown[];
+    if (text((reply[0] as unknown[])[0]) === 'missing') return 'missing';
+    // A crash before the add leaves an armed entry with no job: the reconciler re-arms.
+    await this.scheduler.add(parseJobsToAdd(reply));
     return 'queued';
   }
 

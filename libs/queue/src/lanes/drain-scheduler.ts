@@ -1,40 +1,23 @@
 import { Queue } from 'bullmq';
-import {
-  DRAIN_JOB_OPTIONS,
-  JobName,
-  deliveryQueueName,
-  drainJobId,
-  type DrainLaneJob,
-} from '@relaygram/contracts';
+import { DRAIN_JOB_OPTIONS, JobName, deliveryQueueName, type DrainJob } from '@relaygram/contracts';
 import type { QueueContext } from '../queue-context';
-
-export interface LaneToSchedule {
-  route: string;
-  lane: string;
-  gen: number;
-  /** Don't run the job before this time (ms): a lane whose head is backing off. */
-  notBefore?: number;
-}
-
-function jobOptions({ lane, gen, notBefore }: LaneToSchedule) {
-  const delay = notBefore === undefined ? 0 : Math.max(0, notBefore - Date.now());
-  return { ...DRAIN_JOB_OPTIONS, jobId: drainJobId(lane, gen), ...(delay ? { delay } : {}) };
-}
+import type { DrainJobsToAdd } from './drain-script-io';
 
 /**
- * Gives lanes their drain jobs, one BullMQ queue per route. The job id carries the
- * lane's generation, so a lane never has two live jobs for one generation, and the
- * add is idempotent when the reconciler and ingress race for the same generation.
+ * Adds the drain jobs the lane scripts arm, one BullMQ queue per route (each route has
+ * its own worker slots). Job ids come from the scripts and never repeat, so an add
+ * that races the reconciler's repair of the same job is harmless, and a job id in a
+ * route's `drains` hash names exactly one BullMQ job.
  */
 export class DrainScheduler {
-  private readonly queues = new Map<string, Queue<DrainLaneJob>>();
+  private readonly queues = new Map<string, Queue<DrainJob>>();
 
   constructor(private readonly ctx: QueueContext) {}
 
-  queue(route: string): Queue<DrainLaneJob> {
+  queue(route: string): Queue<DrainJob> {
     let queue = this.queues.get(route);
     if (!queue) {
-      queue = new Queue<DrainLaneJob>(deliveryQueueName(route), {
+      queue = new Queue<DrainJob>(deliveryQueueName(route), {
         connection: this.ctx.redis,
         prefix: this.ctx.keys.bullPrefix,
         skipVersionCheck: true,
@@ -47,34 +30,38 @@ export class DrainScheduler {
     return queue;
   }
 
-  async schedule(lanes: readonly LaneToSchedule[]): Promise<void> {
-    if (lanes.length === 1) {
-      const { route, lane, gen } = lanes[0];
-      await this.queue(route).add(JobName.DrainLane, { lane, gen }, jobOptions(lanes[0]));
-      return;
-    }
-    const byRoute = new Map<string, LaneToSchedule[]>();
-    for (const item of lanes) {
-      const list = byRoute.get(item.route) ?? [];
-      list.push(item);
-      byRoute.set(item.route, list);
-    }
+  /** Adds the armed jobs at once and the wake jobs delayed until their time. */
+  async add({ arms, wakes }: DrainJobsToAdd, now = Date.now()): Promise<void> {
+    if (!arms.length && !wakes.length) return;
+    const byRoute = new Map<string, { name: JobName; data: DrainJob; opts: object }[]>();
+    const push = (route: string, jobId: string, delay: number) => {
+      const list = byRoute.get(route) ?? [];
+      list.push({
+        name: JobName.Drain,
+        data: {},
+        opts: { ...DRAIN_JOB_OPTIONS, jobId, ...(delay > 0 ? { delay } : {}) },
+      });
+      byRoute.set(route, list);
+    };
+    for (const { route, jobId } of arms) push(route, jobId, 0);
+    for (const { route, jobId, at } of wakes) push(route, jobId, Math.ceil(at - now));
     await Promise.all(
-      [...byRoute].map(([route, items]) =>
-        this.queue(route).addBulk(
-          items.map((item) => ({
-            name: JobName.DrainLane,
-            data: { lane: item.lane, gen: item.gen },
-            opts: jobOptions(item),
-          })),
-        ),
+      [...byRoute].map(([route, jobs]) =>
+        jobs.length === 1
+          ? this.queue(route).add(jobs[0].name, jobs[0].data, jobs[0].opts)
+          : this.queue(route).addBulk(jobs),
       ),
     );
   }
 
   /** Redis key of a drain job (BullMQ's layout), for the reconciler's existence checks. */
-  jobKey(route: string, lane: string, gen: number): string {
-    return this.queue(route).toKey(drainJobId(lane, gen));
+  jobKey(route: string, jobId: string): string {
+    return this.queue(route).toKey(jobId);
+  }
+
+  /** Redis key of a drain job's lock, which holds the token of the run that has it. */
+  lockKey(route: string, jobId: string): string {
+    return `${this.jobKey(route, jobId)}:lock`;
   }
 
   async close(): Promise<void> {

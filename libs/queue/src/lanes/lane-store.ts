@@ -1,34 +1,16 @@
 import { DEAD_LETTER_RETENTION_MS, DeadReason, parseLaneId } from '@relaygram/contracts';
 import type { QueueContext } from '../queue-context';
-import { decodeEntry, entryPrefix, type DeliveryEntry } from './delivery-entry';
-
-/** The head of a lane with its attempt state; `attempt` counts this attempt (1 = first). */
-export interface LaneHead {
-  entry: DeliveryEntry;
-  attempt: number;
-  consecutive5xx: number;
-  /** What the previous attempt got, when it was retried (see `retry`). */
-  lastStatus?: number;
-  lastBody?: string;
-  lastError?: string;
-}
-
-export type BeginResult =
-  | { kind: 'stale' }
-  | { kind: 'empty' }
-  /** The head is backing off until `nextAttemptAt` (ms); no attempt was counted. */
-  | { kind: 'wait'; nextAttemptAt: number }
-  | ({ kind: 'head' } & LaneHead);
-
-export type FinishResult =
-  | { kind: 'stale' }
-  | { kind: 'done' }
-  | { kind: 'hold' }
-  | { kind: 'yield'; gen: number }
-  | ({ kind: 'head' } & LaneHead);
-
-/** What happens to the lane after its head is finished. */
-export type ThenWhat = 'continue' | 'yield' | 'hold';
+import { entryPrefix } from './delivery-entry';
+import {
+  parseJobsToAdd,
+  parseStep,
+  routeScriptArgs,
+  routeScriptKeys,
+  text,
+  type ClaimedHead,
+  type DrainJobsToAdd,
+  type DrainStep,
+} from './drain-script-io';
 
 export interface DeadLetterInfo {
   reason: DeadReason;
@@ -51,186 +33,271 @@ export interface RetryInfo {
   nextAttemptAt: number;
 }
 
+/** How an attempt on a head ended, as far as the lane is concerned. */
+export type FinishOutcome =
+  | { kind: 'delivered' }
+  | { kind: 'dead'; dead: DeadLetterInfo }
+  /** The head backs off in its lane, which waits (and only it). */
+  | { kind: 'retry'; retry: RetryInfo }
+  /** A spread lane's head backs off in a lane of its own (`ownLane`); the lane goes on. */
+  | { kind: 'detach'; retry: RetryInfo; ownLane: string }
+  /** No attempt was made (shutdown): the lane is handed on as it is. */
+  | { kind: 'none' };
+
+/**
+ * What the job does after the head: the next head of the same lane, another waiting
+ * lane if there is one (fairness), or hand the lane on and end.
+ */
+export type ThenWhat = 'continue' | 'yield' | 'stop';
+
+/** A running drain job: its route, id and BullMQ lock (key and token), which fence it. */
+export interface DrainJobRef {
+  route: string;
+  jobId: string;
+  token: string;
+  lockKey: string;
+}
+
+export interface DrainResult {
+  step: DrainStep;
+  /** Drain jobs the caller adds to BullMQ (a crash before that is repaired by the reconciler). */
+  jobs: DrainJobsToAdd;
+}
+
 /** Dead letters keep at most this much of the last response body. */
 export const DEAD_LETTER_BODY_LIMIT = 1024;
 
-function asBuffer(value: unknown): Buffer {
-  return Buffer.isBuffer(value) ? value : Buffer.from(String(value));
-}
-
-function parseFinish(reply: unknown[]): FinishResult {
-  const kind = asBuffer(reply[0]).toString();
-  switch (kind) {
-    case 'head':
-      return { kind: 'head', ...parseHead(reply) };
-    case 'yield':
-      return { kind: 'yield', gen: Number(asBuffer(reply[1]).toString()) };
-    default:
-      return { kind: kind as 'stale' | 'done' | 'hold' };
-  }
-}
-
-function optionalText(value: unknown): string | undefined {
-  return value === null || value === undefined ? undefined : asBuffer(value).toString('utf8');
-}
-
-function parseHead(reply: unknown[]): LaneHead {
-  const head: LaneHead = {
-    entry: decodeEntry(asBuffer(reply[1])),
-    attempt: Number(asBuffer(reply[2]).toString()),
-    consecutive5xx: Number(asBuffer(reply[3]).toString()),
-  };
-  const lastStatus = optionalText(reply[4]);
-  if (lastStatus !== undefined) head.lastStatus = Number(lastStatus);
-  const lastBody = optionalText(reply[5]);
-  if (lastBody !== undefined) head.lastBody = lastBody;
-  const lastError = optionalText(reply[6]);
-  if (lastError !== undefined) head.lastError = lastError;
-  return head;
+function drainResult(reply: unknown[]): DrainResult {
+  return { step: parseStep(reply[0] as unknown[]), jobs: parseJobsToAdd(reply) };
 }
 
 /**
- * The dispatcher's view of lanes: begin an attempt on the head, finish it (delivered or
- * dead), record a retry. Every call names the generation of the drain job making it;
- * a stale job gets `stale` and must stop, so two jobs never work one lane.
+ * The dispatcher's side of the lanes (scripts/drain.lua.ts): a drain job starts, claims
+ * ready lanes and finishes their heads one after the other, waits for a hand-off when
+ * nothing is ready, and ends. Every call is fenced by the job's BullMQ lock token (and
+ * a lane's by its generation), so a job that lost its lock changes nothing.
  */
 export class LaneStore {
   constructor(private readonly ctx: QueueContext) {}
 
   /**
-   * Count an attempt on the head and return it. `now` decides whether the head's backoff
-   * is over; pass `Infinity` to take the head regardless (killing a lane).
+   * The job starts, or BullMQ re-runs it: it takes back the lane it held (re-sending
+   * its head), or claims the next ready lane; with nothing ready it waits on
+   * `dispatcher`'s inbox, or ends when `dispatcher` is undefined.
    */
-  async begin(lane: string, gen: number, now = Date.now()): Promise<BeginResult> {
+  async start(job: DrainJobRef, dispatcher?: string, now = Date.now()): Promise<DrainResult> {
     const { keys, redis } = this.ctx;
-    const { route } = parseLaneId(lane);
-    const reply = (await redis.rgBeginBuffer(
-      3,
-      keys.lane(lane),
-      keys.laneState(lane),
-      keys.routeLanes(route),
-      gen,
-      lane,
-      Number.isFinite(now) ? Math.trunc(now) : Number.MAX_SAFE_INTEGER,
+    const reply = (await redis.rgStartBuffer(
+      10,
+      ...routeScriptKeys(keys, job.route),
+      job.lockKey,
+      ...routeScriptArgs(keys, job.route, now),
+      job.jobId,
+      job.token,
+      dispatcher ?? '',
     )) as unknown[];
-    const kind = asBuffer(reply[0]).toString();
-    if (kind === 'head') return { kind: 'head', ...parseHead(reply) };
-    if (kind === 'wait') return { kind: 'wait', nextAttemptAt: Number(asBuffer(reply[1])) };
-    return { kind: kind as 'stale' | 'empty' };
+    return drainResult(reply);
   }
 
+  /** Records how the attempt on `head` ended and goes on as `then` says. */
   async finish(
-    lane: string,
-    gen: number,
-    deliveryId: string,
-    outcome: { delivered: true } | { delivered: false; dead: DeadLetterInfo },
+    job: DrainJobRef,
+    head: ClaimedHead,
+    outcome: FinishOutcome,
     then: ThenWhat,
+    dispatcher?: string,
     now = Date.now(),
-  ): Promise<FinishResult> {
+  ): Promise<DrainResult> {
     const { keys, redis } = this.ctx;
-    const { route, bot } = parseLaneId(lane);
+    const { bot } = parseLaneId(head.lane);
+    const deliveryId = head.entry.deliveryId;
+    const retry = outcome.kind === 'retry' || outcome.kind === 'detach' ? outcome.retry : undefined;
+    const own = outcome.kind === 'detach' ? outcome.ownLane : head.lane;
     const args: (string | number)[] = [
-      gen,
-      lane,
+      job.jobId,
+      job.token,
+      head.lane,
+      head.gen,
       entryPrefix(deliveryId),
-      outcome.delivered ? 'delivered' : 'dead',
+      outcome.kind,
       then,
-      now,
+      dispatcher ?? '',
       DEAD_LETTER_RETENTION_MS,
       deliveryId,
+      own,
+      retry?.consecutive5xx ?? 0,
+      retry?.lastStatus ?? 0,
+      retry ? retry.lastError.slice(0, 500) : '',
+      retry?.nextAttemptAt ?? 0,
+      retry?.lastBody === undefined ? '' : truncateUtf8(retry.lastBody, DEAD_LETTER_BODY_LIMIT),
     ];
-    if (!outcome.delivered) {
+    if (outcome.kind === 'dead') {
       const d = outcome.dead;
-      args.push('reason', d.reason, 'attempts', d.attempts, 'dead_at', now);
+      args.push('reason', d.reason, 'attempts', d.attempts, 'dead_at', Math.trunc(now));
       if (d.lastStatus !== undefined) args.push('last_status', d.lastStatus);
       if (d.lastBody !== undefined)
         args.push('last_body', truncateUtf8(d.lastBody, DEAD_LETTER_BODY_LIMIT));
       if (d.lastError !== undefined) args.push('last_error', d.lastError.slice(0, 500));
     }
     const reply = (await redis.rgFinishBuffer(
-      10,
-      keys.lane(lane),
-      keys.laneState(lane),
-      keys.routeLanes(route),
-      keys.routeStats(route),
-      keys.laneSeq,
+      19,
+      ...routeScriptKeys(keys, job.route),
+      keys.lane(head.lane),
+      keys.laneState(head.lane),
+      job.lockKey,
+      keys.botStats(bot),
       keys.deadLetter(deliveryId),
       keys.deadIndex,
-      keys.deadByRoute(route),
+      keys.deadByRoute(job.route),
       keys.deadByBot(bot),
-      keys.botStats(bot),
+      keys.lane(own),
+      keys.laneState(own),
+      ...routeScriptArgs(keys, job.route, now),
       ...args,
     )) as unknown[];
-    return parseFinish(reply);
+    return drainResult(reply);
   }
 
   /**
-   * Moves the head of a spread lane, which failed and will be retried, to its own lane
-   * (`ownLane`), where it waits with its attempt state; then goes on with the spread
-   * lane as `finish` does. `ownGen` is the own lane's new generation, which needs a
-   * drain job (undefined if the own lane was scheduled already).
+   * A waiting job gives up (its linger is over, or its dispatcher stops): it ends,
+   * unless a lane was handed to it meanwhile, whose begun head is then returned.
    */
-  async detach(
+  async retire(job: DrainJobRef, now = Date.now()): Promise<DrainResult> {
+    const { keys, redis } = this.ctx;
+    const reply = (await redis.rgRetireBuffer(
+      10,
+      ...routeScriptKeys(keys, job.route),
+      job.lockKey,
+      ...routeScriptArgs(keys, job.route, now),
+      job.jobId,
+      job.token,
+    )) as unknown[];
+    return drainResult(reply);
+  }
+
+  /**
+   * The reconciler's repair of a job that is gone: what it held goes back to the route,
+   * provided its entry still reads `seen`. False when the entry changed meanwhile.
+   */
+  async dropJob(
+    route: string,
+    jobId: string,
+    seen: string,
+    now = Date.now(),
+  ): Promise<{ dropped: boolean; jobs: DrainJobsToAdd }> {
+    const { keys, redis } = this.ctx;
+    const reply = (await redis.rgDropJob(
+      9,
+      ...routeScriptKeys(keys, route),
+      ...routeScriptArgs(keys, route, now),
+      jobId,
+      seen,
+    )) as unknown[];
+    return {
+      dropped: text((reply[0] as unknown[])[0]) === 'dropped',
+      jobs: parseJobsToAdd(reply),
+    };
+  }
+
+  /**
+   * The reconciler's check of one lane: scheduled when it is neither listed nor held by
+   * a live job, released when empty.
+   */
+  async repairLane(
     lane: string,
-    gen: number,
-    deliveryId: string,
-    own: string,
-    info: RetryInfo,
-    then: ThenWhat,
-  ): Promise<{ kind: 'stale' } | { kind: 'detached'; ownGen?: number; next: FinishResult }> {
+    now = Date.now(),
+  ): Promise<{ outcome: 'ok' | 'scheduled' | 'released'; jobs: DrainJobsToAdd }> {
     const { keys, redis } = this.ctx;
     const { route } = parseLaneId(lane);
-    const reply = (await redis.rgDetachBuffer(
-      6,
+    const reply = (await redis.rgRepairLane(
+      11,
+      ...routeScriptKeys(keys, route),
       keys.lane(lane),
       keys.laneState(lane),
-      keys.routeLanes(route),
-      keys.laneSeq,
-      keys.lane(own),
-      keys.laneState(own),
-      gen,
+      ...routeScriptArgs(keys, route, now),
       lane,
-      entryPrefix(deliveryId),
-      then,
-      own,
-      info.consecutive5xx,
-      info.lastStatus,
-      info.lastError.slice(0, 500),
-      info.nextAttemptAt,
-      info.lastBody === undefined ? '' : truncateUtf8(info.lastBody, DEAD_LETTER_BODY_LIMIT),
     )) as unknown[];
-    if (reply[0] !== null && reply[0] !== undefined && asBuffer(reply[0]).toString() === 'stale') {
-      return { kind: 'stale' };
+    return {
+      outcome: text((reply[0] as unknown[])[0]) as 'ok' | 'scheduled' | 'released',
+      jobs: parseJobsToAdd(reply),
+    };
+  }
+
+  /** Arms jobs for waiting lanes no job will take, and a wake for the earliest backing-off one. */
+  async ensureDraining(route: string, now = Date.now()): Promise<DrainJobsToAdd> {
+    const { keys, redis } = this.ctx;
+    const reply = (await redis.rgEnsureDraining(
+      9,
+      ...routeScriptKeys(keys, route),
+      ...routeScriptArgs(keys, route, now),
+    )) as unknown[];
+    return parseJobsToAdd(reply);
+  }
+
+  /**
+   * Every delivery of a lane goes dead with `reason` (a route removed by a reload), in
+   * batches; whoever held the lane turns stale. Returns how many went dead.
+   */
+  async killLane(lane: string, reason: DeadReason, now = Date.now()): Promise<number> {
+    const { keys, redis } = this.ctx;
+    const { route, bot } = parseLaneId(lane);
+    let killed = 0;
+    for (;;) {
+      const reply = (await redis.rgKillLane(
+        15,
+        ...routeScriptKeys(keys, route),
+        keys.lane(lane),
+        keys.laneState(lane),
+        keys.botStats(bot),
+        keys.deadIndex,
+        keys.deadByRoute(route),
+        keys.deadByBot(bot),
+        ...routeScriptArgs(keys, route, now),
+        lane,
+        reason,
+        500,
+        DEAD_LETTER_RETENTION_MS,
+        keys.deadLetter(''),
+      )) as unknown[];
+      const [count, state] = reply[0] as unknown[];
+      killed += Number(count);
+      if (text(state) === 'done') return killed;
     }
-    const ownGen =
-      reply[0] === null || reply[0] === undefined ? undefined : Number(asBuffer(reply[0]));
-    return { kind: 'detached', ownGen, next: parseFinish(reply.slice(1)) };
   }
 
-  /** Record a failed attempt; false when the job is stale. */
-  async retry(lane: string, gen: number, info: RetryInfo, now = Date.now()): Promise<boolean> {
+  /**
+   * A dispatcher announces itself: hand-offs may go to it until `ttlMs` from now (on
+   * Redis's clock), and each route's slot count is its `concurrency`.
+   */
+  async heartbeat(
+    dispatcher: string,
+    ttlMs: number,
+    routes: readonly { route: string; slots: number }[],
+  ): Promise<void> {
     const { keys, redis } = this.ctx;
-    const { route } = parseLaneId(lane);
-    const ok = await redis.rgRetry(
-      2,
-      keys.laneState(lane),
-      keys.routeStats(route),
-      gen,
-      info.consecutive5xx,
-      info.lastStatus,
-      info.lastError.slice(0, 500),
-      now,
-      info.nextAttemptAt,
-      info.lastBody === undefined ? '' : truncateUtf8(info.lastBody, DEAD_LETTER_BODY_LIMIT),
+    await redis.rgHeartbeat(
+      1 + routes.length,
+      keys.dispatchers,
+      ...routes.map((r) => keys.drainState(r.route)),
+      dispatcher,
+      ttlMs,
+      ...routes.map((r) => r.slots),
     );
-    return Number(ok) === 1;
   }
 
-  /** Move a lane to a new generation when it still has `gen`; undefined when it moved on. */
-  async reschedule(lane: string, gen: number): Promise<number | undefined> {
-    const { keys, redis } = this.ctx;
-    const next = await redis.rgReschedule(2, keys.laneState(lane), keys.laneSeq, gen);
-    return next === null || next === undefined ? undefined : Number(next);
+  /** The dispatcher stops taking hand-offs at once (shutdown). */
+  async leave(dispatcher: string): Promise<void> {
+    await this.ctx.redis.zrem(this.ctx.keys.dispatchers, dispatcher);
+  }
+
+  /** Milliseconds left on the job's BullMQ lock, or undefined when the job lost it. */
+  async lockLeft(job: DrainJobRef): Promise<number | undefined> {
+    const [[, token], [, ttl]] = ((await this.ctx.redis
+      .pipeline()
+      .get(job.lockKey)
+      .pttl(job.lockKey)
+      .exec()) ?? []) as [unknown, unknown][];
+    return token === job.token && Number(ttl) > 0 ? Number(ttl) : undefined;
   }
 
   /** The current generation of a scheduled lane, or undefined when it is idle. */
@@ -257,53 +324,6 @@ export class LaneStore {
       if (lanes.length) yield lanes;
     } while (cursor !== '0');
   }
-
-  /**
-   * Every delivery of a lane goes dead with `reason` (a route removed by a reload). Runs
-   * under the lane's current generation, so a live drain job of the lane sees `stale`.
-   */
-  async killLane(lane: string, reason: DeadReason): Promise<number> {
-    let killed = 0;
-    let gen: number | undefined;
-    for (;;) {
-      if (gen === undefined) {
-        const current = await this.generation(lane);
-        if (current === undefined) return killed;
-        // Take the lane away from any drain job that still holds it.
-        gen = await this.reschedule(lane, current);
-        if (gen === undefined) continue;
-      }
-      const begun = await this.begin(lane, gen, Infinity);
-      if (begun.kind === 'empty') return killed;
-      if (begun.kind !== 'head') {
-        gen = undefined;
-        continue;
-      }
-      const result = await this.finish(
-        lane,
-        gen,
-        begun.entry.deliveryId,
-        {
-          delivered: false,
-          dead: {
-            reason,
-            // The begin above counted an attempt that is never made.
-            attempts: begun.attempt - 1,
-            lastStatus: begun.lastStatus,
-            lastBody: begun.lastBody || undefined,
-            lastError: begun.lastError || undefined,
-          },
-        },
-        'hold',
-      );
-      if (result.kind === 'stale') {
-        gen = undefined;
-        continue;
-      }
-      killed += 1;
-      if (result.kind === 'done') return killed;
-    }
-  }
 }
 
 export function truncateUtf8(text: string, maxBytes: number): string {
@@ -320,6 +340,12 @@ export interface RouteStats {
   queued: number;
   /** Non-empty lanes. */
   lanes: number;
+  /** Lanes waiting for a drain job. */
+  ready: number;
+  /** Lanes whose head backs off until its next attempt. */
+  backingOff: number;
+  /** Live drain jobs of the route (holding a lane, waiting for one, or about to start). */
+  drainJobs: number;
   /** Deliveries delivered since the store was created. */
   delivered: number;
   /** Deliveries that went dead since the store was created (re-sent ones included). */
@@ -333,17 +359,23 @@ export interface RouteStats {
 
 export async function readRouteStats(ctx: QueueContext, route: string): Promise<RouteStats> {
   const { redis, keys } = ctx;
-  const [[, hash], [, lanes], [, dead]] = ((await redis
+  const [[, hash], [, lanes], [, dead], [, ready], [, backingOff], [, drainJobs]] = ((await redis
     .pipeline()
     .hgetall(keys.routeStats(route))
     .scard(keys.routeLanes(route))
     .zcard(keys.deadByRoute(route))
+    .llen(keys.readyLanes(route))
+    .zcard(keys.delayedLanes(route))
+    .hlen(keys.drainJobs(route))
     .exec()) ?? []) as [unknown, unknown][];
   const h = (hash ?? {}) as Record<string, string>;
   const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
   return {
     queued: Math.max(0, num(h.queued) ?? 0),
     lanes: Number(lanes ?? 0),
+    ready: Number(ready ?? 0),
+    backingOff: Number(backingOff ?? 0),
+    drainJobs: Number(drainJobs ?? 0),
     delivered: num(h.delivered) ?? 0,
     deadTotal: num(h.dead) ?? 0,
     dead: Number(dead ?? 0),

@@ -1,6 +1,7 @@
-import { NONE_LANE_SPREAD, drainJobId, laneId } from '@relaygram/contracts';
-import { createQueueFixture, type QueueFixture } from '../queue.fixture';
-import { readRouteStats, type LaneHead } from './lane-store';
+import { NONE_LANE_SPREAD, laneId } from '@relaygram/contracts';
+import { createQueueFixture, type QueueFixture } from '../testing/queue-fixture';
+import type { ClaimedHead, DrainStep } from './drain-script-io';
+import { readRouteStats, type DrainResult } from './lane-store';
 import { isSpreadLane, ownLane, storedLane } from './spread-lanes';
 import { newDeliveryId } from './update-enqueuer';
 
@@ -17,9 +18,10 @@ function collidingIds(count: number): string[] {
   return ids;
 }
 
-function head(result: { kind: string }): LaneHead {
-  if (result.kind !== 'head') throw new Error(`expected a head, got ${result.kind}`);
-  return result as unknown as LaneHead;
+function head(result: DrainResult | DrainStep): ClaimedHead {
+  const step = 'step' in result ? result.step : result;
+  if (step.kind !== 'head') throw new Error(`expected a head, got ${step.kind}`);
+  return step;
 }
 
 describe('spread lanes (none ordering)', () => {
@@ -33,12 +35,13 @@ describe('spread lanes (none ordering)', () => {
 
   async function enqueue(deliveryId: string): Promise<void> {
     updateId += 1;
-    await f.enqueuer.enqueue({
+    const result = await f.enqueuer.enqueue({
       bot: 'bot',
       updateId,
       body: Buffer.from(`{"update_id":${updateId},"poll":{"id":"p"}}`),
       deliveries: [{ route: 'loose', lane: single(deliveryId), deliveryId }],
     });
+    await result.jobsAdded;
   }
 
   it('keeps single-delivery lanes in a spread lane picked by the delivery id', () => {
@@ -62,8 +65,7 @@ describe('spread lanes (none ordering)', () => {
     const lane = storedLane(single(ids[0]));
     expect(await f.lanes.length(lane)).toBe(3);
     expect(await f.redis.exists(f.ctx.keys.lane(single(ids[0])))).toBe(0);
-    const gen = (await f.lanes.generation(lane))!;
-    expect(await f.scheduler.queue('loose').getJob(drainJobId(lane, gen))).toBeDefined();
+    expect(await f.redis.lrange(f.ctx.keys.readyLanes('loose'), 0, -1)).toEqual([lane]);
     expect(await f.scheduler.queue('loose').getJobCounts('waiting')).toEqual({ waiting: 1 });
   });
 
@@ -71,75 +73,78 @@ describe('spread lanes (none ordering)', () => {
     const ids = collidingIds(3);
     for (const id of ids) await enqueue(id);
     const lane = storedLane(single(ids[0]));
-    const gen = (await f.lanes.generation(lane))!;
-    head(await f.lanes.begin(lane, gen));
+    const job = (await f.driver.take('loose'))!;
+    const first = head(await f.lanes.start(job.ref, undefined, 1_000));
     const own = ownLane(lane, ids[0]);
-    const moved = await f.lanes.detach(
-      lane,
-      gen,
-      ids[0],
-      own,
+    const moved = await f.lanes.finish(
+      job.ref,
+      first,
       {
-        consecutive5xx: 1,
-        lastStatus: 500,
-        lastError: 'HTTP 500',
-        lastBody: 'oops',
-        nextAttemptAt: 5_000,
+        kind: 'detach',
+        ownLane: own,
+        retry: {
+          consecutive5xx: 1,
+          lastStatus: 500,
+          lastError: 'HTTP 500',
+          lastBody: 'oops',
+          nextAttemptAt: 5_000,
+        },
       },
       'continue',
+      undefined,
+      1_000,
     );
-    if (moved.kind !== 'detached') throw new Error('not detached');
-    expect(moved.ownGen).toBeGreaterThan(gen);
-    const next = head(moved.next);
-    expect(next).toMatchObject({ attempt: 1, consecutive5xx: 0 });
+    const next = head(moved);
+    expect(next).toMatchObject({ lane, attempt: 1, consecutive5xx: 0 });
     expect(next.entry.deliveryId).toBe(ids[1]);
+    // The own lane backs off, with a wake job at its time.
+    expect(await f.redis.zscore(f.ctx.keys.delayedLanes('loose'), own)).toBe('5000');
+    expect(moved.jobs.wakes).toEqual([expect.objectContaining({ route: 'loose', at: 5_000 })]);
 
-    // The own lane waits out the backoff, then resumes the delivery's attempt count.
-    expect(await f.lanes.begin(own, moved.ownGen!, 4_000)).toEqual({
-      kind: 'wait',
-      nextAttemptAt: 5_000,
-    });
-    expect(head(await f.lanes.begin(own, moved.ownGen!, 5_000))).toMatchObject({
+    // Once due, the next claim takes the own lane first, resuming the delivery's attempts.
+    const last = head(
+      await f.lanes.finish(job.ref, next, { kind: 'delivered' }, 'continue', undefined, 5_000),
+    );
+    expect(last.entry.deliveryId).toBe(ids[2]);
+    const rest = await f.lanes.finish(job.ref, last, { kind: 'delivered' }, 'continue', undefined, 5_000);
+    expect(head(rest)).toMatchObject({
+      lane: own,
       attempt: 2,
       consecutive5xx: 1,
       lastStatus: 500,
       lastBody: 'oops',
       lastError: 'HTTP 500',
     });
-    // Nothing was delivered or lost: three queued, two lanes.
+    // Nothing was lost: one queued (two delivered), the own lane left.
     expect(await readRouteStats(f.ctx, 'loose')).toMatchObject({
-      queued: 3,
-      lanes: 2,
-      delivered: 0,
+      queued: 1,
+      lanes: 1,
+      delivered: 2,
     });
   });
 
-  it('yields or releases the spread lane like finish, and refuses a stale job', async () => {
-    const ids = collidingIds(2);
-    for (const id of ids) await enqueue(id);
+  it('releases the spread lane once its last head moved out, and refuses a stale job', async () => {
+    const ids = collidingIds(1);
+    await enqueue(ids[0]);
     const lane = storedLane(single(ids[0]));
-    const gen = (await f.lanes.generation(lane))!;
-    const info = { consecutive5xx: 0, lastStatus: 503, lastError: 'HTTP 503', nextAttemptAt: 0 };
-    expect(
-      await f.lanes.detach(lane, gen + 1, ids[0], ownLane(lane, ids[0]), info, 'continue'),
-    ).toEqual({
-      kind: 'stale',
-    });
-    head(await f.lanes.begin(lane, gen));
-    const yielded = await f.lanes.detach(lane, gen, ids[0], ownLane(lane, ids[0]), info, 'yield');
-    expect(yielded).toMatchObject({ kind: 'detached', next: { kind: 'yield' } });
-    const nextGen = (await f.lanes.generation(lane))!;
-    head(await f.lanes.begin(lane, nextGen));
-    const last = await f.lanes.detach(
-      lane,
-      nextGen,
-      ids[1],
-      ownLane(lane, ids[1]),
-      info,
+    const job = (await f.driver.take('loose'))!;
+    const first = head(await f.lanes.start(job.ref));
+    const info = { consecutive5xx: 0, lastStatus: 503, lastError: 'HTTP 503', nextAttemptAt: Date.now() + 60_000 };
+    const stale = await f.lanes.finish(
+      job.ref,
+      { ...first, gen: first.gen + 1 },
+      { kind: 'detach', ownLane: ownLane(lane, ids[0]), retry: info },
       'continue',
     );
-    expect(last).toMatchObject({ kind: 'detached', next: { kind: 'done' } });
+    expect(stale.step).toEqual({ kind: 'stale' });
+    const moved = await f.lanes.finish(
+      job.ref,
+      first,
+      { kind: 'detach', ownLane: ownLane(lane, ids[0]), retry: info },
+      'continue',
+    );
+    expect(moved.step).toEqual({ kind: 'end' });
     expect(await f.lanes.generation(lane)).toBeUndefined();
-    expect(await f.lanes.length(ownLane(lane, ids[1]))).toBe(1);
+    expect(await f.lanes.length(ownLane(lane, ids[0]))).toBe(1);
   });
 });

@@ -1,7 +1,7 @@
-import { DEDUP_BLOCK_BITS, drainJobId, laneId } from '@relaygram/contracts';
-import { createQueueFixture, type QueueFixture } from '../queue.fixture';
+import { DEDUP_BLOCK_BITS, laneId } from '@relaygram/contracts';
+import { createQueueFixture, type QueueFixture } from '../testing/queue-fixture';
 import { decodeEntry } from './delivery-entry';
-import { newDeliveryId, type DeliveryTarget } from './update-enqueuer';
+import { UpdateEnqueuer, newDeliveryId, type DeliveryTarget } from './update-enqueuer';
 import { readBotStats, readRouteStats } from './lane-store';
 
 const body = (updateId: number, chatId = 42) =>
@@ -37,7 +37,8 @@ describe('UpdateEnqueuer', () => {
       body: body(100),
       deliveries: [a, b],
     });
-    expect(result).toEqual({ status: 'queued', deliveries: 2 });
+    expect(result).toMatchObject({ status: 'queued', deliveries: 2 });
+    await result.jobsAdded;
 
     const raw = await f.redis.lrangeBuffer(f.ctx.keys.lane(a.lane), 0, -1);
     expect(raw).toHaveLength(1);
@@ -52,16 +53,49 @@ describe('UpdateEnqueuer', () => {
 
     const gen = await f.lanes.generation(a.lane);
     expect(gen).toBeDefined();
-    expect(await f.scheduler.queue('shop').getJob(drainJobId(a.lane, gen!))).toBeDefined();
-
-    // A second update to the same lane rides on the job the lane already has.
-    const again = { ...target('shop'), lane: a.lane };
-    await f.enqueuer.enqueue({ bot: 'bot-a', updateId: 101, body: body(101), deliveries: [again] });
-    expect(await f.lanes.generation(a.lane)).toBe(gen);
+    expect(await f.redis.lrange(f.ctx.keys.readyLanes('shop'), 0, -1)).toEqual([a.lane]);
+    expect(await f.redis.lrange(f.ctx.keys.readyLanes('site'), 0, -1)).toEqual([b.lane]);
     expect(await f.scheduler.queue('shop').getJobCounts('waiting')).toEqual({ waiting: 1 });
+    expect(await f.scheduler.queue('site').getJobCounts('waiting')).toEqual({ waiting: 1 });
+
+    // A second update to the same lane rides on the lane as it is: no new job.
+    const again = { ...target('shop'), lane: a.lane };
+    await (
+      await f.enqueuer.enqueue({ bot: 'bot-a', updateId: 101, body: body(101), deliveries: [again] })
+    ).jobsAdded;
+    expect(await f.lanes.generation(a.lane)).toBe(gen);
+    expect(await f.redis.llen(f.ctx.keys.readyLanes('shop'))).toBe(1);
+    expect(await f.scheduler.queue('shop').getJobCounts('waiting')).toEqual({ waiting: 1 });
+    // Another lane of the route waits too, and more lanes wait than jobs are pending: one more job.
+    await (
+      await f.enqueuer.enqueue({ bot: 'bot-a', updateId: 102, body: body(102, 43), deliveries: [target('shop', 43)] })
+    ).jobsAdded;
+    expect(await f.scheduler.queue('shop').getJobCounts('waiting')).toEqual({ waiting: 2 });
     expect(await f.lanes.length(a.lane)).toBe(2);
-    expect(await readBotStats(f.ctx, 'bot-a')).toEqual({ queued: 3, dead: 0 });
-    expect((await readRouteStats(f.ctx, 'shop')).queued).toBe(2);
+    expect(await readBotStats(f.ctx, 'bot-a')).toEqual({ queued: 4, dead: 0 });
+    expect((await readRouteStats(f.ctx, 'shop')).queued).toBe(3);
+  });
+
+  it('arms no more jobs than the route has slots on its live dispatchers', async () => {
+    await f.lanes.heartbeat('d1', 10_000, [{ route: 'shop', slots: 2 }]);
+    for (let chat = 0; chat < 5; chat++) {
+      await (
+        await f.enqueuer.enqueue({
+          bot: 'bot-a',
+          updateId: 200 + chat,
+          body: body(200 + chat, chat),
+          deliveries: [target('shop', chat)],
+        })
+      ).jobsAdded;
+    }
+    expect(await f.redis.llen(f.ctx.keys.readyLanes('shop'))).toBe(5);
+    expect(await f.scheduler.queue('shop').getJobCounts('waiting')).toEqual({ waiting: 2 });
+    // A second live dispatcher doubles the slots.
+    await f.lanes.heartbeat('d2', 10_000, [{ route: 'shop', slots: 2 }]);
+    await (
+      await f.enqueuer.enqueue({ bot: 'bot-a', updateId: 300, body: body(300, 9), deliveries: [target('shop', 9)] })
+    ).jobsAdded;
+    expect(await f.scheduler.queue('shop').getJobCounts('waiting')).toEqual({ waiting: 4 });
   });
 
   it('answers duplicate for an update_id seen before and writes nothing', async () => {
@@ -78,7 +112,7 @@ describe('UpdateEnqueuer', () => {
       body: body(7),
       deliveries: [other],
     });
-    expect(result).toEqual({ status: 'duplicate', deliveries: 0 });
+    expect(result).toMatchObject({ status: 'duplicate', deliveries: 0 });
     expect(await f.lanes.length(other.lane)).toBe(0);
     // Dedup is per bot: the same id from another bot is new.
     const fromB = {
@@ -94,7 +128,7 @@ describe('UpdateEnqueuer', () => {
   it('marks an update with no matching route as seen and answers ignored', async () => {
     expect(
       await f.enqueuer.enqueue({ bot: 'bot-a', updateId: 5, body: body(5), deliveries: [] }),
-    ).toEqual({
+    ).toMatchObject({
       status: 'ignored',
       deliveries: 0,
     });
@@ -143,7 +177,32 @@ describe('UpdateEnqueuer', () => {
       body: body(300),
       deliveries: [good, bad],
     });
-    expect(retried).toEqual({ status: 'queued', deliveries: 2 });
+    expect(retried).toMatchObject({ status: 'queued', deliveries: 2 });
+  });
+
+  it('accepts the update when a lane cannot be scheduled, reports it, and leaves it for the reconciler', async () => {
+    const failures: unknown[] = [];
+    const enqueuer = new UpdateEnqueuer(f.ctx, f.scheduler, (error) => failures.push(error));
+    const good = target('shop', 1);
+    // The route's ready list holds another type: scheduling fails after the acceptance.
+    await f.redis.set(f.ctx.keys.readyLanes('shop'), 'not a list');
+    const result = await enqueuer.enqueue({
+      bot: 'bot-a',
+      updateId: 400,
+      body: body(400),
+      deliveries: [good],
+    });
+    expect(result).toMatchObject({ status: 'queued', deliveries: 1 });
+    expect(String(failures[0])).toContain(good.lane);
+    expect(await f.redis.getbit(f.ctx.keys.dedup('bot-a', 0), 400)).toBe(1);
+    expect(await f.lanes.length(good.lane)).toBe(1);
+    expect(await f.redis.sismember(f.ctx.keys.routeLanes('shop'), good.lane)).toBe(1);
+
+    // Once the key is fixed, the reconciler schedules the lane.
+    await f.redis.del(f.ctx.keys.readyLanes('shop'));
+    const report = await f.reconciler.reconcile(['shop']);
+    expect(report.restarted).toBeGreaterThanOrEqual(1);
+    expect(await f.redis.lrange(f.ctx.keys.readyLanes('shop'), 0, -1)).toEqual([good.lane]);
   });
 
   it('keeps dedup state compact: one bitmap per block of update_ids, with a TTL', async () => {

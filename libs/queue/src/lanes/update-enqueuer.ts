@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { DEDUP_BLOCK_BITS, DEDUP_WINDOW_SECONDS } from '@relaygram/contracts';
 import type { QueueContext } from '../queue-context';
 import { encodeEntry } from './delivery-entry';
-import type { DrainScheduler, LaneToSchedule } from './drain-scheduler';
+import type { DrainScheduler } from './drain-scheduler';
+import { parseJobsToAdd } from './drain-script-io';
 import { storedLane } from './spread-lanes';
 
 export interface DeliveryTarget {
@@ -31,26 +32,39 @@ export type EnqueueStatus = 'queued' | 'duplicate' | 'ignored';
 export interface EnqueueResult {
   status: EnqueueStatus;
   deliveries: number;
+  /**
+   * Settles once the drain jobs the script armed are added (never rejects: a failed add
+   * is reported through `onScheduleError` and repaired by the reconciler). Callers
+   * answer without waiting for it.
+   */
+  jobsAdded: Promise<void>;
 }
 
 export function newDeliveryId(): string {
   return randomUUID();
 }
 
+const DONE = Promise.resolve();
+
 /**
- * Ingress's one write: dedup and enqueue an update in one Lua script.
+ * Ingress's one write: dedup and enqueue an update in one Lua script, which also hands
+ * each newly scheduled lane to a waiting drain job, or lists it as ready and arms a job.
  *
  * Crash analysis:
  * - The script fails or Redis dies before it runs: nothing is written (every check
  *   comes before the first write), the caller answers 503 / keeps the getUpdates
  *   offset, and Telegram hands the update over again.
- * - The process dies after the script and before the drain jobs are added: the update
- *   is marked seen and its deliveries sit in their lanes, which are marked scheduled
- *   with a generation no job carries. The reconciler finds such lanes and gives them
- *   a job, so the deliveries wait at most one reconcile period; nothing is lost, and
- *   Telegram's retry of the update is answered `duplicate`.
+ * - The process dies after the script and before the armed drain jobs are added: the
+ *   update is marked seen and its deliveries sit in their lanes, listed as ready, with
+ *   armed entries no BullMQ job carries. The reconciler drops those entries once they
+ *   are older than ARMED_JOB_GRACE_MS and arms jobs again, so the deliveries wait at
+ *   most that long plus one reconcile period; nothing is lost, and Telegram's retry of
+ *   the update is answered `duplicate`.
  * - The job add fails (Redis gone right after the script): same as above; the caller
- *   still answers 202, because the update itself is durably accepted.
+ *   answers 202 anyway, because the update itself is durably accepted.
+ * - A lane's scheduling fails inside the script (a key of the wrong type): the update is
+ *   accepted, the failure reported; the lane stays in its route's lane set, where the
+ *   reconciler finds it.
  */
 export class UpdateEnqueuer {
   constructor(
@@ -71,17 +85,29 @@ export class UpdateEnqueuer {
     const keyArgs: string[] = [
       keys.dedup(update.bot, block),
       keys.laneSeq,
+      keys.dispatchers,
       keys.routes,
       keys.botStats(update.bot),
     ];
-    const argv: (string | Buffer | number)[] = [offset, DEDUP_WINDOW_SECONDS];
-    const lanes = update.deliveries.map((d) => storedLane(d.lane));
-    update.deliveries.forEach((d, i) => {
-      const lane = lanes[i];
+    const argv: (string | Buffer | number)[] = [
+      keys.lane(''),
+      keys.laneState(''),
+      keys.inbox(''),
+      Date.now(),
+      offset,
+      DEDUP_WINDOW_SECONDS,
+    ];
+    for (const d of update.deliveries) {
+      const lane = storedLane(d.lane);
       keyArgs.push(
         keys.lane(lane),
         keys.laneState(lane),
         keys.routeLanes(d.route),
+        keys.readyLanes(d.route),
+        keys.delayedLanes(d.route),
+        keys.drainJobs(d.route),
+        keys.drainState(d.route),
+        keys.idleJobs(d.route),
         keys.routeStats(d.route),
       );
       argv.push(
@@ -96,29 +122,22 @@ export class UpdateEnqueuer {
           body: update.body,
         }),
       );
-    });
-    const reply = (await redis.rgEnqueue(keyArgs.length, ...keyArgs, ...argv)) as (
-      number | string
-    )[];
-    if (Number(reply[0]) === 0) return { status: 'duplicate', deliveries: 0 };
-    if (update.deliveries.length === 0) return { status: 'ignored', deliveries: 0 };
+    }
+    const reply = (await redis.rgEnqueue(keyArgs.length, ...keyArgs, ...argv)) as unknown[];
+    if (Number(reply[0]) === 0) return { status: 'duplicate', deliveries: 0, jobsAdded: DONE };
+    if (update.deliveries.length === 0) return { status: 'ignored', deliveries: 0, jobsAdded: DONE };
 
-    const toSchedule: LaneToSchedule[] = [];
-    for (let i = 1; i < reply.length; i += 2) {
-      const lane = String(reply[i]);
-      const index = lanes.indexOf(lane);
-      if (index >= 0) {
-        toSchedule.push({ route: update.deliveries[index].route, lane, gen: Number(reply[i + 1]) });
-      }
+    const failures = (reply[2] ?? []) as unknown[];
+    for (const failure of failures) {
+      this.onScheduleError(new Error(`lane not scheduled (the reconciler retries): ${String(failure)}`));
     }
-    if (toSchedule.length) {
-      try {
-        await this.scheduler.schedule(toSchedule);
-      } catch (error) {
-        // The update is accepted (see the crash analysis): the reconciler adds the job.
-        this.onScheduleError(error);
-      }
-    }
-    return { status: 'queued', deliveries: update.deliveries.length };
+    const { arms } = parseJobsToAdd(reply);
+    const jobsAdded = arms.length
+      ? this.scheduler.add({ arms, wakes: [] }).catch((error: unknown) => {
+          // The update is accepted (see the crash analysis): the reconciler arms again.
+          this.onScheduleError(error);
+        })
+      : DONE;
+    return { status: 'queued', deliveries: update.deliveries.length, jobsAdded };
   }
 }

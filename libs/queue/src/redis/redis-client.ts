@@ -4,7 +4,16 @@ import {
   type ClusterRedisEndpoint,
   type SentinelRedisEndpoint,
 } from '@relaygram/config';
-import { BEGIN_LUA, DETACH_LUA, FINISH_LUA, RESCHEDULE_LUA, RETRY_LUA } from '../scripts/lane.lua';
+import {
+  DROP_JOB_LUA,
+  ENSURE_DRAINING_LUA,
+  FINISH_LUA,
+  HEARTBEAT_LUA,
+  KILL_LANE_LUA,
+  REPAIR_LANE_LUA,
+  RETIRE_LUA,
+  START_LUA,
+} from '../scripts/drain.lua';
 import { ENQUEUE_LUA } from '../scripts/enqueue.lua';
 import { DELETE_DEAD_LUA, REPLAY_LUA } from '../scripts/dead-letter.lua';
 
@@ -14,13 +23,14 @@ type ScriptFn = (numKeys: number, ...args: (string | Buffer | number)[]) => Scri
 /** The Relaygram scripts, registered on a client by `defineScripts` (EVALSHA, EVAL on a cache miss). */
 export interface RelaygramScripts {
   rgEnqueue: ScriptFn;
-  rgBegin: ScriptFn;
-  rgBeginBuffer: ScriptFn;
-  rgFinish: ScriptFn;
+  rgStartBuffer: ScriptFn;
   rgFinishBuffer: ScriptFn;
-  rgRetry: ScriptFn;
-  rgDetachBuffer: ScriptFn;
-  rgReschedule: ScriptFn;
+  rgRetireBuffer: ScriptFn;
+  rgDropJob: ScriptFn;
+  rgRepairLane: ScriptFn;
+  rgEnsureDraining: ScriptFn;
+  rgKillLane: ScriptFn;
+  rgHeartbeat: ScriptFn;
   rgReplay: ScriptFn;
   rgDeleteDead: ScriptFn;
 }
@@ -31,11 +41,14 @@ export type RelaygramRedis = RedisClient & RelaygramScripts;
 
 const SCRIPTS: Record<string, string> = {
   rgEnqueue: ENQUEUE_LUA,
-  rgBegin: BEGIN_LUA,
+  rgStart: START_LUA,
   rgFinish: FINISH_LUA,
-  rgRetry: RETRY_LUA,
-  rgDetach: DETACH_LUA,
-  rgReschedule: RESCHEDULE_LUA,
+  rgRetire: RETIRE_LUA,
+  rgDropJob: DROP_JOB_LUA,
+  rgRepairLane: REPAIR_LANE_LUA,
+  rgEnsureDraining: ENSURE_DRAINING_LUA,
+  rgKillLane: KILL_LANE_LUA,
+  rgHeartbeat: HEARTBEAT_LUA,
   rgReplay: REPLAY_LUA,
   rgDeleteDead: DELETE_DEAD_LUA,
 };

@@ -1,38 +1,47 @@
+import { ENGINE_LUA } from './drain.lua';
 import { expectTypeLua } from './lua-checks';
 
 /**
  * Re-send a dead letter: append it to the tail of its lane and drop the dead letter, in
  * one step, so a re-send is neither lost nor doubled when two operators press at once.
- * KEYS[1] dead letter, KEYS[2] dead index, KEYS[3] dead by route, KEYS[4] dead by bot,
- * KEYS[5] lane, KEYS[6] lane state, KEYS[7] route's lane set, KEYS[8] route stats,
- * KEYS[9] lane sequence, KEYS[10] set of routes, KEYS[11] the bot's stats.
- * ARGV[1] delivery id, ARGV[2] lane id, ARGV[3] entry, ARGV[4] route name.
- * Returns {'missing'} | {'queued'} | {'queued', generation} (the lane needs a drain job).
+ * A lane that was idle is scheduled like a lane of a new update.
+ * KEYS[1..9] as every route script (drain.lua.ts), then [10] dead letter, [11] dead
+ * index, [12] dead by route, [13] dead by bot, [14] lane, [15] lane state, [16] set of
+ * routes, [17] the bot's stats.
+ * ARGV[1..5] as every route script, then [6] delivery id, [7] lane id, [8] entry.
+ * Returns {{'missing'} | {'queued'}, arms, wakes}.
  */
 export const REPLAY_LUA = `
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  return {'missing'}
+local G = {lane = ARGV[1], state = ARGV[2], inbox = ARGV[3], now = tonumber(ARGV[4]),
+  seq = KEYS[8], dispatchers = KEYS[9], arms = {}, wakes = {}}
+local R = {lanes = KEYS[1], ready = KEYS[2], delayed = KEYS[3], drains = KEYS[4],
+  drain = KEYS[5], idle = KEYS[6], stats = KEYS[7], name = ARGV[5]}
+${ENGINE_LUA}
+if redis.call('EXISTS', KEYS[10]) == 0 then
+  return reply({'missing'})
 end
 ${expectTypeLua('replay')}
-local err = expect(KEYS[5], 'list') or expect(KEYS[6], 'hash') or expect(KEYS[7], 'set')
-  or expect(KEYS[8], 'hash') or expect(KEYS[9], 'string') or expect(KEYS[10], 'set') or expect(KEYS[11], 'hash')
+local err = expect(KEYS[14], 'list') or expect(KEYS[15], 'hash') or expect(KEYS[1], 'set')
+  or expect(KEYS[2], 'list') or expect(KEYS[3], 'zset') or expect(KEYS[4], 'hash')
+  or expect(KEYS[5], 'hash') or expect(KEYS[6], 'list') or expect(KEYS[7], 'hash')
+  or expect(KEYS[8], 'string') or expect(KEYS[9], 'zset') or expect(KEYS[16], 'set')
+  or expect(KEYS[17], 'hash')
 if err then return err end
 
-redis.call('RPUSH', KEYS[5], ARGV[3])
-redis.call('HINCRBY', KEYS[8], 'queued', 1)
-redis.call('HINCRBY', KEYS[11], 'queued', 1)
-redis.call('DEL', KEYS[1])
-redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('ZREM', KEYS[3], ARGV[1])
-redis.call('ZREM', KEYS[4], ARGV[1])
-if redis.call('HEXISTS', KEYS[6], 'gen') == 0 then
-  local gen = redis.call('INCR', KEYS[9])
-  redis.call('HSET', KEYS[6], 'gen', gen)
-  redis.call('SADD', KEYS[7], ARGV[2])
-  redis.call('SADD', KEYS[10], ARGV[4])
-  return {'queued', gen}
+local idle = redis.call('LLEN', KEYS[14]) == 0
+redis.call('RPUSH', KEYS[14], ARGV[8])
+redis.call('HINCRBY', KEYS[7], 'queued', 1)
+redis.call('HINCRBY', KEYS[17], 'queued', 1)
+redis.call('DEL', KEYS[10])
+redis.call('ZREM', KEYS[11], ARGV[6])
+redis.call('ZREM', KEYS[12], ARGV[6])
+redis.call('ZREM', KEYS[13], ARGV[6])
+if idle then
+  redis.call('SADD', KEYS[1], ARGV[7])
+  redis.call('SADD', KEYS[16], ARGV[5])
+  schedule(R, ARGV[7])
 end
-return {'queued'}
+return reply({'queued'})
 `;
 
 /**

@@ -1,68 +1,89 @@
+import { ENGINE_LUA } from './drain.lua';
 import { expectTypeLua } from './lua-checks';
+
+/** KEYS before the per-delivery ones, and KEYS per delivery. */
+export const ENQUEUE_FIXED_KEYS = 5;
+export const ENQUEUE_KEYS_PER_DELIVERY = 9;
 
 /**
  * Dedup and enqueue one update, atomically.
  *
- * KEYS[1] dedup bitmap of the update's block, KEYS[2] lane sequence, KEYS[3] set of routes,
- * KEYS[4] the bot's stats hash, then 4 keys per delivery: lane list, lane state hash, route's lane set, route stats hash.
- * ARGV[1] bit offset of the update_id in its block, ARGV[2] dedup TTL in seconds,
- * then 3 values per delivery: lane id, route name, encoded entry.
+ * KEYS[1] dedup bitmap of the update's block, [2] sequence, [3] dispatchers, [4] set of
+ * routes, [5] the bot's stats, then 9 keys per delivery: lane, lane state, and the
+ * route's lane set, ready list, delayed set, drain jobs, drain state, idle jobs, stats.
+ * ARGV[1] lane key prefix, [2] lane-state key prefix, [3] inbox key prefix, [4] now
+ * (ms), [5] bit offset of the update_id in its block, [6] dedup TTL (s), then 3 values
+ * per delivery: lane id, route name, encoded entry.
  *
- * Returns {0} for a duplicate, else {1, lane id, generation, ...} for every lane that
- * was idle and now needs a drain job.
+ * Returns {0} for a duplicate, else {1, arms, failures}: arms are route, job id pairs
+ * of drain jobs the caller must add; failures, the errors met while scheduling lanes.
  *
  * Lua scripts have no rollback: a command that fails half-way leaves the writes before
- * it in place. So every check comes before the first write, and the writes that follow
- * cannot fail on our data (types are checked, numbers parsed).
+ * it in place. So every check the acceptance depends on (dedup bit, lanes, counters,
+ * the route's lane set) comes before the first write, and once the update is marked
+ * seen, nothing may abort the script: a lane whose scheduling fails (a key of the
+ * wrong type, written by hand) is reported and stays in its route's lane set, where
+ * the reconciler schedules it once the key is fixed. The update itself is accepted.
  */
 export const ENQUEUE_LUA = `
-local offset = tonumber(ARGV[1])
-local ttl = tonumber(ARGV[2])
-local n = (#KEYS - 4) / 4
-if offset == nil or ttl == nil or n < 0 or n ~= math.floor(n) or #ARGV ~= 2 + n * 3 then
+local G = {lane = ARGV[1], state = ARGV[2], inbox = ARGV[3], now = tonumber(ARGV[4]),
+  seq = KEYS[2], dispatchers = KEYS[3], arms = {}, wakes = {}}
+${ENGINE_LUA}
+local offset = tonumber(ARGV[5])
+local ttl = tonumber(ARGV[6])
+local n = (#KEYS - 5) / 9
+if offset == nil or ttl == nil or n < 0 or n ~= math.floor(n) or #ARGV ~= 6 + n * 3 then
   return redis.error_reply('ERR relaygram enqueue: malformed arguments')
 end
 
-${expectTypeLua('enqueue')}
-local err = expect(KEYS[1], 'string') or expect(KEYS[2], 'string') or expect(KEYS[3], 'set') or expect(KEYS[4], 'hash')
-if err then return err end
-for i = 0, n - 1 do
-  local k = 5 + i * 4
-  err = expect(KEYS[k], 'list') or expect(KEYS[k + 1], 'hash') or expect(KEYS[k + 2], 'set') or expect(KEYS[k + 3], 'hash')
-  if err then return err end
-end
-local seq = redis.call('GET', KEYS[2])
-if seq and not tonumber(seq) then
-  return redis.error_reply('ERR relaygram enqueue: lane sequence is not a number')
-end
-
+-- Checks. GETBIT and LLEN fail on a key of another type before anything is written.
 if redis.call('GETBIT', KEYS[1], offset) == 1 then
   return {0}
+end
+${expectTypeLua('enqueue')}
+local err = expect(KEYS[5], 'hash')
+if err then return err end
+local idle = {}
+local new_lanes = false
+for i = 1, n do
+  local k = 6 + (i - 1) * 9
+  idle[i] = redis.call('LLEN', KEYS[k]) == 0
+  err = expect(KEYS[k + 8], 'hash')
+  if not err and idle[i] then
+    err = expect(KEYS[k + 2], 'set')
+    new_lanes = true
+  end
+  if err then return err end
+end
+if new_lanes then
+  err = expect(KEYS[4], 'set')
+  if err then return err end
 end
 
 -- Checks done; writes from here on.
 redis.call('SETBIT', KEYS[1], offset, 1)
 -- The block lives a full window after its last write, so every mark in it lives at least that long.
 redis.call('EXPIRE', KEYS[1], ttl)
-
-local result = {1}
 if n > 0 then
-  redis.call('HINCRBY', KEYS[4], 'queued', n)
+  redis.call('HINCRBY', KEYS[5], 'queued', n)
 end
-for i = 0, n - 1 do
-  local k = 5 + i * 4
-  local a = 3 + i * 3
-  local lane, route, entry = ARGV[a], ARGV[a + 1], ARGV[a + 2]
-  redis.call('RPUSH', KEYS[k], entry)
-  redis.call('HINCRBY', KEYS[k + 3], 'queued', 1)
-  if redis.call('HEXISTS', KEYS[k + 1], 'gen') == 0 then
-    local gen = redis.call('INCR', KEYS[2])
-    redis.call('HSET', KEYS[k + 1], 'gen', gen)
+local failures = {}
+for i = 1, n do
+  local k = 6 + (i - 1) * 9
+  local a = 7 + (i - 1) * 3
+  local lane, route = ARGV[a], ARGV[a + 1]
+  redis.call('RPUSH', KEYS[k], ARGV[a + 2])
+  redis.call('HINCRBY', KEYS[k + 8], 'queued', 1)
+  if idle[i] then
     redis.call('SADD', KEYS[k + 2], lane)
-    redis.call('SADD', KEYS[3], route)
-    result[#result + 1] = lane
-    result[#result + 1] = gen
+    redis.call('SADD', KEYS[4], route)
+    local r = {lanes = KEYS[k + 2], ready = KEYS[k + 3], delayed = KEYS[k + 4],
+      drains = KEYS[k + 5], drain = KEYS[k + 6], idle = KEYS[k + 7], stats = KEYS[k + 8], name = route}
+    local ok, failure = pcall(schedule, r, lane)
+    if not ok then
+      failures[#failures + 1] = lane .. ': ' .. tostring(type(failure) == 'table' and failure.err or failure)
+    end
   end
 end
-return result
+return {1, G.arms, failures}
 `;

@@ -14,18 +14,3 @@ local function expect(key, kind)
 end
 `;
 }
-
-/**
- * Stops a script with {'stale'} unless the calling job's generation (ARGV[1]) still owns
- * the lane (KEYS[2], its state) and the head of the lane (KEYS[1]) is the delivery it
- * began (prefix ARGV[3]); else leaves that head in `head`.
- */
-export const OWNED_HEAD_LUA = `
-if redis.call('HGET', KEYS[2], 'gen') ~= ARGV[1] then
-  return {'stale'}
-end
-local head = redis.call('LINDEX', KEYS[1], 0)
-if not head or string.sub(head, 1, #ARGV[3]) ~= ARGV[3] then
-  return {'stale'}
-end
-`;

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { createRedis, waitForRedis, type RelaygramRedis } from './redis/redis-client';
-import { queueContext, type QueueContext } from './queue-context';
-import { DrainScheduler } from './lanes/drain-scheduler';
-import { LaneStore } from './lanes/lane-store';
-import { UpdateEnqueuer } from './lanes/update-enqueuer';
-import { DeadLetterStore } from './dead-letters/dead-letter-store';
-import { LaneReconciler } from './lanes/lane-reconciler';
+import { createRedis, waitForRedis, type RelaygramRedis } from '../redis/redis-client';
+import { queueContext, type QueueContext } from '../queue-context';
+import { DrainScheduler } from '../lanes/drain-scheduler';
+import { LaneStore } from '../lanes/lane-store';
+import { UpdateEnqueuer } from '../lanes/update-enqueuer';
+import { DeadLetterStore } from '../dead-letters/dead-letter-store';
+import { LaneReconciler } from '../lanes/lane-reconciler';
+import { DrainJobDriver } from './drain-job-driver';
 
 /** A store on the test Redis under a prefix of its own; `cleanup()` deletes every key of it. */
 export interface QueueFixture {
@@ -17,6 +18,8 @@ export interface QueueFixture {
   lanes: LaneStore;
   dead: DeadLetterStore;
   reconciler: LaneReconciler;
+  /** Runs drain jobs by hand (no dispatcher). */
+  driver: DrainJobDriver;
   cleanup(): Promise<void>;
 }
 
@@ -45,6 +48,7 @@ export async function createQueueFixture(name: string): Promise<QueueFixture> {
   const ctx = queueContext(redis, prefix);
   const scheduler = new DrainScheduler(ctx);
   const lanes = new LaneStore(ctx);
+  const driver = new DrainJobDriver(ctx, scheduler);
   return {
     prefix,
     redis,
@@ -54,7 +58,9 @@ export async function createQueueFixture(name: string): Promise<QueueFixture> {
     lanes,
     dead: new DeadLetterStore(ctx, scheduler),
     reconciler: new LaneReconciler(ctx, lanes, scheduler),
+    driver,
     async cleanup() {
+      await driver.close();
       await scheduler.close();
       await deleteKeys(redis, `${prefix}:*`);
       await redis.quit();
