@@ -7,7 +7,6 @@ import { DeadReason, laneId, type LaneKey } from '@relaygram/contracts';
 import {
   DeadLetterStore,
   DrainScheduler,
-  LaneStore,
   UpdateEnqueuer,
   createRedis,
   decodeEntry,
@@ -17,6 +16,7 @@ import {
   type QueueContext,
   type RelaygramRedis,
 } from '@relaygram/queue';
+import { DrainJobDriver } from '@relaygram/queue/testing';
 
 const REPO = join(__dirname, '..', '..', '..');
 const MAIN = join(REPO, 'apps', 'cli', 'src', 'main.ts');
@@ -39,7 +39,7 @@ describe('relaygram dead', () => {
   let redis: RelaygramRedis;
   let ctx: QueueContext;
   let scheduler: DrainScheduler;
-  let lanes: LaneStore;
+  let driver: DrainJobDriver;
   let dead: DeadLetterStore;
   let nextUpdate = 1;
 
@@ -69,20 +69,19 @@ describe('relaygram dead', () => {
     const lane = laneId(route, 'bot', key);
     const deliveryId = newDeliveryId();
     const updateId = nextUpdate++;
-    await new UpdateEnqueuer(ctx, scheduler).enqueue({
+    const enqueued = await new UpdateEnqueuer(ctx, scheduler).enqueue({
       bot: 'bot',
       updateId,
       body: Buffer.from(JSON.stringify({ update_id: updateId, message: { chat: { id: chat } } })),
       deliveries: [{ route, lane, deliveryId }],
     });
-    const gen = (await lanes.generation(lane))!;
-    await lanes.begin(lane, gen);
-    await lanes.finish(
-      lane,
-      gen,
-      deliveryId,
-      { delivered: false, dead: { reason, attempts: 2, lastStatus: 400, lastBody: 'bad' } },
-      'continue',
+    await enqueued.jobsAdded;
+    await driver.finishOne(
+      route,
+      () => ({
+        kind: 'dead',
+        dead: { reason, attempts: 2, lastStatus: 400, lastBody: 'bad' },
+      }),
       deadAt,
     );
     return { deliveryId, updateId, lane };
@@ -105,11 +104,12 @@ routes:
     if (!(await waitForRedis(redis))) throw new Error(`no Redis answers at ${REDIS_URL}`);
     ctx = queueContext(redis, prefix);
     scheduler = new DrainScheduler(ctx);
-    lanes = new LaneStore(ctx);
+    driver = new DrainJobDriver(ctx, scheduler);
     dead = new DeadLetterStore(ctx, scheduler);
   });
 
   afterAll(async () => {
+    await driver.close();
     await scheduler.close();
     let cursor = '0';
     do {
@@ -194,10 +194,10 @@ routes:
     expect(missing.status).toBe(1);
     expect(missing.stderr).toBe('not re-sent no-such-id: no such dead letter\n');
     expect(relaygram(['replay']).status).toBe(1);
-    // No dispatcher drains them here: empty the lanes for the next test.
-    for (const lane of [one.lane, site[0].lane]) {
-      await redis.del(ctx.keys.lane(lane), ctx.keys.laneState(lane));
-    }
+    // No dispatcher drains them here: deliver them by hand for the next test.
+    await driver.finishOne('shop', () => ({ kind: 'delivered' }));
+    for (let i = 0; i < site.length; i++) await driver.finishOne('site', () => ({ kind: 'delivered' }));
+    expect(await redis.exists(ctx.keys.lane(one.lane), ctx.keys.lane(site[0].lane))).toBe(0);
   }, 120_000);
 
   it('deletes letters by id or by filter', async () => {

@@ -98,17 +98,21 @@ routes:
   });
 
   it('ignores replies on a route with webhook_reply: false, and bodies without a method', async () => {
-    receiver.respondNext([
-      { status: 200, body: { method: 'sendMessage', chat_id: 3, text: 'quiet' } },
-      { status: 200, body: { ok: true } },
-      { status: 200, body: 'not json' },
-    ]);
+    // Routes are drained side by side, in no order between them: answer by update.
+    const answers: Record<string, { status: number; body: unknown }> = {
+      '200': { status: 200, body: { method: 'sendMessage', chat_id: 3, text: 'quiet' } },
+      '201': { status: 200, body: { ok: true } },
+      '202': { status: 200, body: 'not json' },
+    };
+    receiver.respondWith((d) => answers[String(d.headers['x-telegram-update-id'])] ?? { status: 204 });
+    const seen = receiver.deliveries.length;
     await h.enqueue(messageUpdate(200, 3));
     await h.enqueue(messageUpdate(201, 2));
     await h.enqueue(messageUpdate(202, 2));
-    await eventually(() => receiver.deliveries.length >= 3);
+    await eventually(() => receiver.deliveries.length >= seen + 3);
     await sleep(300);
     expect(replyCalls('sendMessage').filter((c) => c.params.text === 'quiet')).toHaveLength(0);
+    receiver.respondWith(() => ({ status: 204 }));
   });
 
   it('logs and counts a failed reply without retrying it or the delivery', async () => {

@@ -11,6 +11,7 @@ import {
   type QueueContext,
   type RelaygramRedis,
 } from '@relaygram/queue';
+import { DrainJobDriver } from '@relaygram/queue/testing';
 import { laneKeyFor, type Update } from '@relaygram/routing';
 import { captureLogs, testAppEnv } from '@relaygram/testing';
 import { IngressAppModule } from '../src/app.module';
@@ -44,6 +45,8 @@ export interface TestStore {
   scheduler: DrainScheduler;
   enqueuer: UpdateEnqueuer;
   lanes: LaneStore;
+  /** Runs drain jobs by hand: these apps run no dispatcher. */
+  driver: DrainJobDriver;
   close(): Promise<void>;
 }
 
@@ -54,13 +57,16 @@ export async function openStore(prefix: string): Promise<TestStore> {
   if (!(await waitForRedis(redis))) throw new Error('no Redis answers at REDIS_URL');
   const ctx = queueContext(redis, prefix);
   const scheduler = new DrainScheduler(ctx);
+  const driver = new DrainJobDriver(ctx, scheduler);
   return {
     redis,
     ctx,
     scheduler,
     enqueuer: new UpdateEnqueuer(ctx, scheduler),
     lanes: new LaneStore(ctx),
+    driver,
     async close() {
+      await driver.close();
       await scheduler.close();
       let cursor = '0';
       do {
@@ -102,6 +108,7 @@ export async function enqueue(
     deliveries: [{ route, lane, deliveryId }],
   });
   if (result.status !== 'queued') throw new Error(`update not queued: ${result.status}`);
+  await result.jobsAdded;
   return { deliveryId, lane };
 }
 
@@ -117,19 +124,11 @@ export async function makeDeadLetter(
   reason: DeadReason = DeadReason.Rejected,
 ): Promise<string> {
   const { deliveryId, lane } = await enqueue(store, bot, route, update);
-  const gen = Number(await store.redis.hget(store.ctx.keys.laneState(lane), 'gen'));
-  const begun = await store.lanes.begin(lane, gen);
-  if (begun.kind !== 'head' || begun.entry.deliveryId !== deliveryId)
-    throw new Error(`lane ${lane} did not start with the new delivery (${begun.kind})`);
-  await store.lanes.finish(
-    lane,
-    gen,
-    deliveryId,
-    {
-      delivered: false,
-      dead: { reason, attempts: 1, lastStatus: 400, lastBody: '{"error":"bad update"}' },
-    },
-    'continue',
-  );
+  const head = await store.driver.finishOne(route, () => ({
+    kind: 'dead',
+    dead: { reason, attempts: 1, lastStatus: 400, lastBody: '{"error":"bad update"}' },
+  }));
+  if (head.entry.deliveryId !== deliveryId)
+    throw new Error(`lane ${lane} did not start with the new delivery`);
   return deliveryId;
 }

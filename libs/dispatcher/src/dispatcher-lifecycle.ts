@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { TargetClient } from './delivery/target-client';
 import { WebhookReplyExecutor } from './delivery/webhook-reply.executor';
 import { DISPATCHER_OPTIONS, type ResolvedDispatcherOptions } from './dispatcher-options';
+import { DispatcherInbox } from './lanes/dispatcher-inbox';
 import { LaneDrainer } from './lanes/lane-drainer';
 import { MaintenanceScheduler } from './maintenance/maintenance-scheduler';
 import { MaintenanceProcessor } from './maintenance/maintenance.processor';
@@ -30,6 +31,7 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
     private readonly routes: RouteRuntimes,
     private readonly workers: DeliveryWorkers,
     private readonly drainer: LaneDrainer,
+    private readonly inbox: DispatcherInbox,
     private readonly target: TargetClient,
     private readonly replies: WebhookReplyExecutor,
     private readonly maintenance: MaintenanceScheduler,
@@ -45,6 +47,7 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
     for (const route of routes) {
       this.workers.ensure(route.name, route.concurrency, route.ordering === 'strict');
     }
+    this.inbox.start();
     this.maintenance.start();
     this.#unsubscribe = this.config.onReload((next) => {
       this.#reloads = this.#reloads.then(() => this.#apply(next));
@@ -65,12 +68,15 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
   }
 
   /**
-   * SIGTERM: workers take no new jobs; lanes in progress are handed back after their
-   * current attempt (the drainer yields them); attempts still in flight after the grace
-   * period are cut, and their lanes handed back too. Then connections close.
+   * SIGTERM: lanes stop being handed to this process; workers take no new jobs; waiting
+   * jobs end (handing back a lane that reached them meanwhile), and jobs holding a lane
+   * hand it on after their current attempt, to another replica's waiting job or the
+   * ready list. Attempts still in flight after the grace period are cut, and their
+   * lanes handed on too. Then connections close.
    */
   async beforeApplicationShutdown(): Promise<void> {
     this.#unsubscribe?.();
+    await this.inbox.leave();
     this.drainer.stop();
     const grace = setTimeout(() => this.target.abortAll(), this.options.shutdownGraceMs);
     grace.unref();
@@ -80,7 +86,7 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
     } finally {
       clearTimeout(grace);
     }
-    await Promise.all([this.target.close(), this.replies.close()]);
+    await Promise.all([this.target.close(), this.replies.close(), this.inbox.close()]);
   }
 
   async #apply(next: RelaygramConfig): Promise<void> {
@@ -89,12 +95,14 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
       this.workers.ensure(route.name, route.concurrency, route.ordering === 'strict');
     }
     const removals = changes.removed.map((name) => this.workers.remove(name));
+    await this.inbox.announce().catch(() => undefined);
     await this.replies.replace(next);
     if (changes.added.length || changes.changed.length || changes.removed.length) {
       this.logger.info(changes, 'dispatcher routes reloaded');
     }
-    // Removed routes' workers finish their attempts in the background; their lanes are
-    // held (no job) until the reconciler restarts or kills them.
+    // Removed routes' workers finish their attempts in the background and hand their
+    // lanes on: another replica that still serves the route takes them, or the
+    // reconciler moves them to dead letters once no replica has served it for a while.
     void Promise.all(removals)
       .then(() => this.target.retain(this.routes.origins()))
       .then(() => this.maintenance.reconcileSoon());

@@ -1,4 +1,10 @@
-import { RECONCILE_EVERY_MS } from '@relaygram/contracts';
+import {
+  DRAIN_LIFETIME_MS,
+  DRAIN_LINGER_MS,
+  DRAIN_LOCK_DURATION_MS,
+  DRAIN_MAX_STALLED_COUNT,
+  RECONCILE_EVERY_MS,
+} from '@relaygram/contracts';
 import { ROUTE_REMOVED_AFTER_MS } from '@relaygram/queue';
 
 /** Tuning of the dispatcher; every field has a production default. */
@@ -8,10 +14,18 @@ export interface DispatcherModuleOptions {
    * their lanes handed back. Well under the 25 s the bootstrap allows in all.
    */
   shutdownGraceMs?: number;
-  /** A drain job hands its lane to a new job after this many deliveries... */
+  /** A drain job hands its lane on (when another lane waits) after this many deliveries... */
   batchSize?: number;
-  /** ...or after this long, so one busy lane cannot hold a worker slot. */
+  /** ...or after this long, so one busy lane cannot keep others from a worker slot. */
   batchTimeMs?: number;
+  /** How long a drain job with nothing ready waits for a lane handed to it before it ends. */
+  lingerMs?: number;
+  /** A drain job ends after this long, handing its lane on, so locks and memory stay fresh. */
+  lifetimeMs?: number;
+  /** BullMQ lock of a drain job (renewed while it runs); a dead replica's jobs wait this long. */
+  lockDurationMs?: number;
+  /** Stalls of a drain job before BullMQ fails it for good (the reconciler then repairs). */
+  maxStalledCount?: number;
   /** How often lanes are reconciled (BullMQ job scheduler) and routes reported. */
   reconcileEveryMs?: number;
   /** How long a route must go unserved before its lanes die as `route_removed`. */
@@ -26,6 +40,10 @@ export const DISPATCHER_DEFAULTS: ResolvedDispatcherOptions = Object.freeze({
   shutdownGraceMs: 10_000,
   batchSize: 100,
   batchTimeMs: 1_000,
+  lingerMs: DRAIN_LINGER_MS,
+  lifetimeMs: DRAIN_LIFETIME_MS,
+  lockDurationMs: DRAIN_LOCK_DURATION_MS,
+  maxStalledCount: DRAIN_MAX_STALLED_COUNT,
   reconcileEveryMs: RECONCILE_EVERY_MS,
   routeRemovedAfterMs: ROUTE_REMOVED_AFTER_MS,
   stalledIntervalMs: 15_000,

@@ -8,6 +8,7 @@ import {
   DeadLetterStore,
   DrainScheduler,
   LaneReconciler,
+  LaneStore,
   QUEUE_CONTEXT,
   type QueueContext,
 } from '@relaygram/queue';
@@ -21,6 +22,8 @@ import {
   type DispatcherModuleOptions,
   type ResolvedDispatcherOptions,
 } from './dispatcher-options';
+import { DispatcherInbox } from './lanes/dispatcher-inbox';
+import { DrainLocks } from './lanes/drain-locks';
 import { LaneDrainer } from './lanes/lane-drainer';
 import {
   MAINTENANCE_CONNECTION,
@@ -76,12 +79,33 @@ function childLogger(logger: Logger): Logger {
         new WebhookReplyExecutor(config.config, metrics, childLogger(logger)),
     },
     {
+      provide: DrainLocks,
+      inject: [DISPATCHER_OPTIONS],
+      useFactory: (options: ResolvedDispatcherOptions) => new DrainLocks(options.lockDurationMs),
+    },
+    {
+      provide: DispatcherInbox,
+      inject: [QUEUE_CONTEXT, LaneStore, RouteRuntimes, ConfigService, RELAYGRAM_LOGGER],
+      useFactory: (
+        ctx: QueueContext,
+        lanes: LaneStore,
+        routes: RouteRuntimes,
+        config: ConfigService,
+        logger: Logger,
+      ) =>
+        new DispatcherInbox(ctx, lanes, () => routes.slots(), childLogger(logger), {
+          redisUrl: config.config.redis.url,
+        }),
+    },
+    {
       provide: LaneDrainer,
       inject: [
         RouteRuntimes,
         TargetClient,
         WebhookReplyExecutor,
         DrainScheduler,
+        DispatcherInbox,
+        DrainLocks,
         RELAYGRAM_LOGGER,
         DISPATCHER_OPTIONS,
       ],
@@ -90,23 +114,45 @@ function childLogger(logger: Logger): Logger {
         target: TargetClient,
         replies: WebhookReplyExecutor,
         scheduler: DrainScheduler,
+        inbox: DispatcherInbox,
+        locks: DrainLocks,
         logger: Logger,
         options: ResolvedDispatcherOptions,
-      ) => new LaneDrainer(routes, target, replies, scheduler, childLogger(logger), options),
+      ) =>
+        new LaneDrainer(
+          routes,
+          target,
+          replies,
+          scheduler,
+          inbox,
+          locks,
+          childLogger(logger).child({}, { redact: { paths: [] } }),
+          options,
+        ),
     },
     {
       provide: DeliveryWorkers,
-      inject: [QUEUE_CONTEXT, LaneDrainer, ConfigService, RELAYGRAM_LOGGER, DISPATCHER_OPTIONS],
+      inject: [
+        QUEUE_CONTEXT,
+        LaneDrainer,
+        DrainLocks,
+        ConfigService,
+        RELAYGRAM_LOGGER,
+        DISPATCHER_OPTIONS,
+      ],
       useFactory: (
         ctx: QueueContext,
         drainer: LaneDrainer,
+        locks: DrainLocks,
         config: ConfigService,
         logger: Logger,
         options: ResolvedDispatcherOptions,
       ) =>
-        new DeliveryWorkers(ctx, drainer, childLogger(logger), {
+        new DeliveryWorkers(ctx, drainer, locks, childLogger(logger), {
           redisUrl: config.config.redis.url,
           stalledIntervalMs: options.stalledIntervalMs,
+          lockDurationMs: options.lockDurationMs,
+          maxStalledCount: options.maxStalledCount,
         }),
     },
     {

@@ -1,14 +1,14 @@
-import { DelayedError, type Job } from 'bullmq';
-import { AttemptOutcome, DeadReason, parseLaneId, type DrainLaneJob } from '@relaygram/contracts';
+import type { Job } from 'bullmq';
+import { AttemptOutcome, DeadReason, JobName, routeOfQueue } from '@relaygram/contracts';
 import {
   isSpreadLane,
   ownLane,
-  type DeadLetterInfo,
+  type ClaimedHead,
+  type DrainJobRef,
+  type DrainResult,
   type DrainScheduler,
-  type FinishResult,
-  type LaneHead,
+  type FinishOutcome,
   type LaneStore,
-  type RetryInfo,
   type ThenWhat,
 } from '@relaygram/queue';
 import type { Logger } from 'pino';
@@ -18,43 +18,59 @@ import { buildDeliveryRequest } from '../delivery/delivery-request';
 import type { TargetAnswer, TargetClient } from '../delivery/target-client';
 import type { WebhookReplyExecutor } from '../delivery/webhook-reply.executor';
 import type { RouteRuntime, RouteRuntimes } from '../routes/route-runtimes';
+import type { DispatcherInbox } from './dispatcher-inbox';
+import type { DrainLocks } from './drain-locks';
 
 /** A 2xx JSON reply body is parsed up to this size; larger ones are not replies. */
 export const WEBHOOK_REPLY_LIMIT = 64 * 1024;
 
 export interface LaneDrainerSettings {
+  /** A lane is handed on (if another waits) after this many deliveries in a row... */
   batchSize: number;
+  /** ...or this long, so one busy lane cannot keep others from a worker slot. */
   batchTimeMs: number;
+  /** How long a job with nothing ready waits for a hand-off before it ends. */
+  lingerMs: number;
+  /** A job ends after this long (handing its lane on), so locks and memory stay fresh. */
+  lifetimeMs: number;
 }
 
-type Finish = { delivered: true } | { delivered: false; dead: DeadLetterInfo };
-
-/** What to do with the head after an attempt. */
-type Step =
-  | { kind: 'finish'; finish: Finish }
-  /** A spread lane's head to retry: it moves to a lane of its own, the lane goes on. */
-  | { kind: 'detach'; retry: RetryInfo };
+/** One run of one drain job. */
+interface DrainRun {
+  ref: DrainJobRef;
+  lanes: LaneStore;
+  startedAt: number;
+  /** Highest lane generation taken so far: a hand-off at or below it arrived late. */
+  maxGen: number;
+  /** The lane held, and how long and how much it has been drained in a row. */
+  lane?: string;
+  laneSince: number;
+  laneDone: number;
+}
 
 /**
- * The drain job's processor: it delivers the head of its lane, then the next, one at a
- * time, while its job holds the lane's generation (SPEC section 5, libs/queue/README.md).
+ * The drain job's processor (SPEC section 5, libs/queue/README.md). A drain job is a
+ * lease on one of the route's worker slots: it claims a ready lane, delivers its head,
+ * and in the same script that records the outcome takes the lane's next head or the
+ * next ready lane, one script per delivery. With nothing ready it waits on the
+ * process's inbox for a lane handed straight to it (`lingerMs`), then ends.
  *
- * - 2xx, or dead: `finish` pops the head and, in the same script, begins the next one,
- *   so a lane costs one Redis script per delivery in steady state. After `batchSize`
- *   deliveries or `batchTimeMs` the lane is yielded to a new drain job instead, so a
- *   busy lane cannot hold a worker slot while other lanes wait.
- * - retry: the attempt is recorded with the lane (count, last answer, next time) and the
- *   job is moved to BullMQ's delayed set; the lane waits, and only this lane. In a
- *   spread lane (`none` ordering) the head moves to a lane of its own instead, with a
- *   delayed job, and the spread lane goes on at once: retries overtake.
- * - `stale` at any step: a newer job owns the lane (the reconciler replaced this one);
- *   this job stops without touching it.
+ * - 2xx, or dead: the head is popped (dead into a dead letter).
+ * - retry: the head backs off in its lane, which waits (in the route's delayed set)
+ *   and only it; the job goes on with another lane. A spread lane's head (`none`
+ *   ordering) backs off in a lane of its own instead, and the spread lane goes on.
+ * - after `batchSize` deliveries or `batchTimeMs` on one lane, the lane goes to the
+ *   tail of the ready list when another lane waits (fairness).
+ * - `stale` at any step: the job lost its lock or the lane moved on (the reconciler,
+ *   a re-run of this job elsewhere); the run stops without touching anything.
  *
  * Crash analysis: a kill at any point leaves the head in its lane with its attempt
- * counted; the job's lock expires and BullMQ's stalled check (or the reconciler) runs
- * the lane again, which re-sends the head: at-least-once, and no later delivery of the
- * lane is sent before it. Errors (Redis away...) are thrown, never swallowed: BullMQ
- * retries the job, and the reconciler restarts a lane whose job failed for good.
+ * counted and the lane recorded as the job's. The job's lock expires and BullMQ's
+ * stalled check re-runs it (or the reconciler, if it failed for good, gives the lane
+ * back to the route): the head is sent again, at-least-once, and no later delivery of
+ * the lane goes before it. A run that was paused past its lock (SIGSTOP, a frozen VM)
+ * checks its lock before its next send and stops. Errors (Redis away...) are thrown,
+ * never swallowed: BullMQ re-runs the job, which takes back its lane.
  */
 export class LaneDrainer {
   #stopping = false;
@@ -64,93 +80,164 @@ export class LaneDrainer {
     private readonly target: TargetClient,
     private readonly replies: WebhookReplyExecutor,
     private readonly scheduler: DrainScheduler,
+    private readonly inbox: DispatcherInbox,
+    private readonly locks: DrainLocks,
     private readonly logger: Logger,
     private readonly settings: LaneDrainerSettings,
   ) {}
 
-  /** From now on, lanes are handed back after the attempt in progress. */
+  /** From now on, jobs hand their lanes on after the attempt in progress, and end. */
   stop(): void {
     this.#stopping = true;
+    this.inbox.interruptAll();
   }
 
-  async drain(job: Job<DrainLaneJob>, token: string | undefined, lanes: LaneStore): Promise<void> {
-    const { lane, gen } = job.data;
-    const routeName = parseLaneId(lane).route;
-    const spread = isSpreadLane(lane);
-    const begun = await lanes.begin(lane, gen);
-    if (begun.kind === 'wait') return this.#delay(job, token, begun.nextAttemptAt);
-    if (begun.kind !== 'head') return;
-    let head: LaneHead = begun;
-    const started = Date.now();
-    let done = 0;
+  async drain(job: Job, token: string | undefined, lanes: LaneStore): Promise<void> {
+    const route = routeOfQueue(job.queueName);
+    if (token === undefined || job.id === undefined || route === undefined) {
+      throw new Error('a drain job runs only with its id, its lock token and a delivery queue');
+    }
+    const ref: DrainJobRef = {
+      route,
+      jobId: job.id,
+      token,
+      lockKey: this.scheduler.lockKey(route, job.id),
+    };
+    if (job.name === JobName.DrainLane) await this.#adoptLegacy(job, lanes);
+    const run: DrainRun = {
+      ref,
+      lanes,
+      startedAt: Date.now(),
+      maxGen: 0,
+      laneSince: 0,
+      laneDone: 0,
+    };
+    this.locks.track(ref);
+    try {
+      await this.#run(run);
+    } finally {
+      this.locks.untrack(ref.jobId);
+      this.inbox.forget(ref.jobId);
+    }
+  }
 
+  async #run(run: DrainRun): Promise<void> {
+    let result = await run.lanes.start(run.ref, this.#waitOn(run));
     for (;;) {
-      const route = this.routes.get(routeName);
-      // Removed by a reload: the lane keeps its generation with no job, so the reconciler
-      // restarts it wherever the route is still served, or moves it to dead letters.
-      if (!route) return;
-      // Shutdown began while this head was taken (its attempt already counted): hand
-      // the lane over rather than start a new attempt.
-      if (this.#stopping) return this.#handBack(lanes, routeName, lane, gen);
-
-      const step = await this.#attempt(job, token, lanes, route, lane, gen, head, spread);
-      if (step === undefined) return;
-
-      done += 1;
-      const then: ThenWhat = !this.routes.get(routeName)
-        ? 'hold'
-        : this.#stopping ||
-            done >= this.settings.batchSize ||
-            Date.now() - started >= this.settings.batchTimeMs
-          ? 'yield'
-          : 'continue';
-      let next: FinishResult;
-      if (step.kind === 'detach') {
-        const own = ownLane(lane, head.entry.deliveryId);
-        const moved = await lanes.detach(lane, gen, head.entry.deliveryId, own, step.retry, then);
-        if (moved.kind === 'stale') return;
-        // A crash before this add leaves the own lane without a job: the reconciler adds
-        // one, and it waits out the backoff (`begin` answers `wait`).
-        if (moved.ownGen !== undefined) {
-          await this.scheduler.schedule([
-            { route: routeName, lane: own, gen: moved.ownGen, notBefore: step.retry.nextAttemptAt },
-          ]);
-        }
-        next = moved.next;
-      } else {
-        next = await lanes.finish(lane, gen, head.entry.deliveryId, step.finish, then);
+      await this.#addJobs(result);
+      const step = result.step;
+      if (step.kind === 'stale' || step.kind === 'end') return;
+      if (step.kind === 'idle') {
+        const handOff = await this.#waitForHandOff(run);
+        result = handOff
+          ? { step: { kind: 'head', ...handOff }, jobs: { arms: [], wakes: [] } }
+          : await run.lanes.retire(run.ref);
+        continue;
       }
-      switch (next.kind) {
-        case 'head':
-          head = next;
-          continue;
-        case 'yield':
-          // A crash before this add leaves the new generation without a job: the
-          // reconciler adds it.
-          await this.scheduler.schedule([{ route: routeName, lane, gen: next.gen }]);
-          return;
-        default:
-          return;
-      }
+      const next = await this.#deliverHead(run, step);
+      if (next === undefined) return;
+      result = next;
+    }
+  }
+
+  /** One head: checks, the attempt, and the script that records it and goes on. */
+  async #deliverHead(run: DrainRun, head: ClaimedHead): Promise<DrainResult | undefined> {
+    if (head.gen > run.maxGen) run.maxGen = head.gen;
+    if (run.lane !== head.lane) {
+      run.lane = head.lane;
+      run.laneSince = Date.now();
+      run.laneDone = 0;
+    }
+    const route = this.routes.get(run.ref.route);
+    // Removed by a reload, or shutting down: hand the lane on untouched (its attempt
+    // was counted but never made; it is made wherever the lane goes next).
+    if (!route || this.#stopping) {
+      return run.lanes.finish(run.ref, head, { kind: 'none' }, 'stop');
+    }
+    // A run paused past its lock (or whose renewal failed) must not send: another run
+    // may own the lane by now.
+    if (!(await this.locks.stillHeld(run.ref, run.lanes))) return undefined;
+
+    const outcome = await this.#attempt(route, head);
+    if (outcome === 'aborted') {
+      // Shutdown cut the attempt: the lane goes to another job (another replica, or
+      // this one after a restart), where the head is sent again.
+      return run.lanes.finish(run.ref, head, { kind: 'none' }, 'stop');
+    }
+    run.laneDone += 1;
+    return run.lanes.finish(
+      run.ref,
+      head,
+      outcome,
+      this.#then(run),
+      this.#waitOn(run),
+    );
+  }
+
+  #then(run: DrainRun): ThenWhat {
+    const now = Date.now();
+    if (
+      this.#stopping ||
+      !this.routes.get(run.ref.route) ||
+      now - run.startedAt >= this.settings.lifetimeMs
+    )
+      return 'stop';
+    if (
+      run.laneDone >= this.settings.batchSize ||
+      now - run.laneSince >= this.settings.batchTimeMs
+    )
+      return 'yield';
+    return 'continue';
+  }
+
+  /** The inbox a job with nothing ready waits on; none (end instead) when it should not wait. */
+  #waitOn(run: DrainRun): string | undefined {
+    if (this.#stopping || !this.inbox.present) return undefined;
+    if (Date.now() - run.startedAt >= this.settings.lifetimeMs) return undefined;
+    return this.inbox.id;
+  }
+
+  /** A lane handed to the job while it waited, or undefined when the wait is over. */
+  async #waitForHandOff(run: DrainRun): Promise<ClaimedHead | undefined> {
+    const deadline = Date.now() + this.settings.lingerMs;
+    for (;;) {
+      const left = deadline - Date.now();
+      if (this.#stopping || left <= 0) return undefined;
+      const handOff = await this.inbox.wait(run.ref.jobId, left);
+      if (!handOff) return undefined;
+      // A hand-off the job already took through `retire` (it arrived late): wait on.
+      if (handOff.head.gen > run.maxGen) return handOff.head;
+    }
+  }
+
+  async #addJobs(result: DrainResult): Promise<void> {
+    const { arms, wakes } = result.jobs;
+    if (!arms.length && !wakes.length) return;
+    try {
+      await this.scheduler.add(result.jobs);
+    } catch (error) {
+      // The reconciler arms them again; the delivery work goes on meanwhile.
+      this.logger.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'drain jobs not added (the reconciler adds them)',
+      );
     }
   }
 
   /**
-   * One attempt on the head. Returns what to do with it, or undefined when the job is
-   * done with the lane (moved to delayed, handed back, or stale).
+   * A `drain-lane` job of the engine before drain jobs: the lane it names is put back
+   * where drain jobs find it (if nothing holds or lists it), then the job drains as any.
    */
-  async #attempt(
-    job: Job<DrainLaneJob>,
-    token: string | undefined,
-    lanes: LaneStore,
-    route: RouteRuntime,
-    lane: string,
-    gen: number,
-    head: LaneHead,
-    spread: boolean,
-  ): Promise<Step | undefined> {
+  async #adoptLegacy(job: Job, lanes: LaneStore): Promise<void> {
+    const lane = (job.data as { lane?: unknown }).lane;
+    if (typeof lane !== 'string') return;
+    const repaired = await lanes.repairLane(lane);
+    await this.#addJobs({ step: { kind: 'end' }, jobs: repaired.jobs });
+  }
+
+  /** One attempt on the head; what the lane does with it, or 'aborted' by shutdown. */
+  async #attempt(route: RouteRuntime, head: ClaimedHead): Promise<FinishOutcome | 'aborted'> {
     const { entry } = head;
-    const { retry } = route.config;
     const fields = {
       bot: entry.bot,
       update_id: entry.updateId,
@@ -159,33 +246,8 @@ export class LaneDrainer {
       delivery_id: entry.deliveryId,
     };
     const startedAt = Date.now();
-
-    if (isExpired(entry, retry.maxAgeMs, startedAt)) {
-      const attempts = head.attempt - 1;
-      this.#dead(route, attempts, DeadReason.Expired);
-      this.logger.warn(
-        {
-          ...fields,
-          attempt: attempts,
-          status: head.lastStatus ?? 0,
-          outcome: 'dead',
-          reason: DeadReason.Expired,
-        },
-        'delivery expired (max_age) before its next attempt',
-      );
-      return {
-        kind: 'finish',
-        finish: {
-          delivered: false,
-          dead: {
-            reason: DeadReason.Expired,
-            attempts,
-            lastStatus: head.lastStatus,
-            lastBody: head.lastBody || undefined,
-            lastError: head.lastError || undefined,
-          },
-        },
-      };
+    if (isExpired(entry, route.config.retry.maxAgeMs, startedAt)) {
+      return this.#expired(route, head, fields);
     }
 
     const request = buildDeliveryRequest(entry, route.prepared, head.attempt);
@@ -199,22 +261,59 @@ export class LaneDrainer {
     });
     const finishedAt = Date.now();
     const ms = finishedAt - startedAt;
-
     if (answer.kind === 'aborted') {
-      // Shutdown cut the attempt: hand the lane to a new job (another replica, or this
-      // one after a restart); the head is sent again there.
       this.logger.warn(
         { ...fields, status: 0, outcome: 'handed-back', ms },
         'delivery cut short by shutdown',
       );
-      await this.#handBack(lanes, route.config.name, lane, gen);
-      return undefined;
+      return 'aborted';
     }
+    return this.#outcome(route, head, answer, { fields, finishedAt, ms });
+  }
 
-    const result = attemptResultOf(answer);
+  #expired(
+    route: RouteRuntime,
+    head: ClaimedHead,
+    fields: Record<string, unknown>,
+  ): FinishOutcome {
+    const attempts = head.attempt - 1;
+    this.#dead(route, attempts, DeadReason.Expired);
+    this.logger.warn(
+      {
+        ...fields,
+        attempt: attempts,
+        status: head.lastStatus ?? 0,
+        outcome: 'dead',
+        reason: DeadReason.Expired,
+      },
+      'delivery expired (max_age) before its next attempt',
+    );
+    return {
+      kind: 'dead',
+      dead: {
+        reason: DeadReason.Expired,
+        attempts,
+        lastStatus: head.lastStatus,
+        lastBody: head.lastBody || undefined,
+        lastError: head.lastError || undefined,
+      },
+    };
+  }
+
+  async #outcome(
+    route: RouteRuntime,
+    head: ClaimedHead,
+    answer: Exclude<TargetAnswer, { kind: 'aborted' }>,
+    timing: { fields: Record<string, unknown>; finishedAt: number; ms: number },
+  ): Promise<FinishOutcome> {
+    const { entry } = head;
+    const { fields, finishedAt, ms } = timing;
     const status = answer.kind === 'response' ? answer.status : 0;
-    const verdict = classifyAttempt(result, head.consecutive5xx, retry.maxConsecutive5xx);
-
+    const verdict = classifyAttempt(
+      attemptResultOf(answer),
+      head.consecutive5xx,
+      route.config.retry.maxConsecutive5xx,
+    );
     switch (verdict.outcome) {
       case AttemptOutcome.Delivered: {
         route.counters.delivered.inc();
@@ -232,7 +331,7 @@ export class LaneDrainer {
             answer.body,
           );
         }
-        return { kind: 'finish', finish: { delivered: true } };
+        return { kind: 'delivered' };
       }
       case AttemptOutcome.Dead: {
         this.#dead(route, head.attempt, verdict.reason);
@@ -243,57 +342,39 @@ export class LaneDrainer {
             : 'delivery rejected by the target',
         );
         return {
-          kind: 'finish',
-          finish: {
-            delivered: false,
-            dead: {
-              reason: verdict.reason,
-              attempts: head.attempt,
-              lastStatus: status,
-              lastBody: answerBody(answer),
-              lastError: describe(answer),
-            },
+          kind: 'dead',
+          dead: {
+            reason: verdict.reason,
+            attempts: head.attempt,
+            lastStatus: status,
+            lastBody: answerBody(answer),
+            lastError: describe(answer),
           },
         };
       }
       default: {
         const delay = retryDelay(
           head.attempt,
-          retry.backoffCapMs,
+          route.config.retry.backoffCapMs,
           answer.kind === 'response' ? parseRetryAfter(answer.retryAfter, finishedAt) : undefined,
         );
-        const nextAttemptAt = finishedAt + delay;
         route.counters.retried.inc();
         this.logger.warn(
           { ...fields, status, outcome: 'retry', error: describe(answer), retry_in_ms: delay, ms },
           'delivery failed, will retry',
         );
-        const retryInfo: RetryInfo = {
+        const retry = {
           consecutive5xx: verdict.consecutive5xx,
           lastStatus: status,
           lastError: describe(answer),
           lastBody: answerBody(answer),
-          nextAttemptAt,
+          nextAttemptAt: finishedAt + delay,
         };
-        if (spread) return { kind: 'detach', retry: retryInfo };
-        if (!(await lanes.retry(lane, gen, retryInfo))) return undefined;
-        return this.#delay(job, token, nextAttemptAt);
+        return isSpreadLane(head.lane)
+          ? { kind: 'detach', retry, ownLane: ownLane(head.lane, entry.deliveryId) }
+          : { kind: 'retry', retry };
       }
     }
-  }
-
-  /** Gives the lane to a new generation and job, for another replica or a restart. */
-  async #handBack(lanes: LaneStore, route: string, lane: string, gen: number): Promise<void> {
-    const next = await lanes.reschedule(lane, gen);
-    if (next !== undefined) await this.scheduler.schedule([{ route, lane, gen: next }]);
-  }
-
-  /** Parks the job until `at`; the lane waits with it. Throws BullMQ's DelayedError. */
-  async #delay(job: Job<DrainLaneJob>, token: string | undefined, at: number): Promise<never> {
-    if (token === undefined)
-      throw new Error('a drain job cannot be delayed without its lock token');
-    await job.moveToDelayed(at, token);
-    throw new DelayedError();
   }
 
   #dead(route: RouteRuntime, attempts: number, reason: DeadReason): void {

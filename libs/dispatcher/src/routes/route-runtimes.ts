@@ -49,6 +49,14 @@ export class RouteRuntimes {
     return [...this.#byName.keys()];
   }
 
+  /** Each route's worker slots on this replica (`concurrency`), as heartbeats announce them. */
+  slots(): { route: string; slots: number }[] {
+    return [...this.names()].map((name) => ({
+      route: name,
+      slots: this.get(name)!.config.concurrency,
+    }));
+  }
+
   origins(): Set<string> {
     return new Set([...this.#byName.values()].map((entry) => entry.runtime.origin));
   }

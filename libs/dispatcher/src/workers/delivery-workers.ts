@@ -6,7 +6,7 @@ import {
   JobName,
   QueueName,
   deliveryQueueName,
-  type DrainLaneJob,
+  type DrainJob,
 } from '@relaygram/contracts';
 import {
   LaneStore,
@@ -16,6 +16,7 @@ import {
   type RelaygramRedis,
 } from '@relaygram/queue';
 import type { Logger } from 'pino';
+import type { DrainLocks } from '../lanes/drain-locks';
 import type { LaneDrainer } from '../lanes/lane-drainer';
 import { processorFor, type JobHandler } from './job-processors';
 
@@ -23,7 +24,8 @@ interface RouteWorker {
   route: string;
   /** Lanes of a strict route are drained one at a time: no pipelining to gain. */
   strict: boolean;
-  worker: Worker<DrainLaneJob>;
+  concurrency: number;
+  worker: Worker<DrainJob>;
   /** BullMQ's connection for this route's worker (it blocks on a duplicate of it). */
   connection: RelaygramRedis;
   running: Promise<void>;
@@ -32,13 +34,18 @@ interface RouteWorker {
 export interface DeliveryWorkersSettings {
   redisUrl: string;
   stalledIntervalMs: number;
+  /** BullMQ's lock of a drain job (tests of stalled jobs shorten it). */
+  lockDurationMs?: number;
+  /** BullMQ's limit of stalls before a job fails for good. */
+  maxStalledCount?: number;
 }
 
 /**
  * One BullMQ worker per route, on the route's own queue, with `concurrency` slots per
- * replica: a slow or failing route fills only its own slots (SPEC section 5). Locks
- * last DRAIN_LOCK_DURATION_MS and are renewed while a job runs; a dead replica's jobs
- * are re-run after the lock expires, up to DRAIN_MAX_STALLED_COUNT times.
+ * replica: a slow or failing route fills only its own slots (SPEC section 5). Each job
+ * is a lease on one slot (see LaneDrainer). Locks last DRAIN_LOCK_DURATION_MS and are
+ * renewed while a job runs, waiting included; a dead replica's jobs are re-run after
+ * the lock expires, up to DRAIN_MAX_STALLED_COUNT times, and take back their lanes.
  */
 export class DeliveryWorkers {
   readonly #workers = new Map<string, RouteWorker>();
@@ -61,6 +68,7 @@ export class DeliveryWorkers {
   constructor(
     private readonly ctx: QueueContext,
     private readonly drainer: LaneDrainer,
+    private readonly locks: DrainLocks,
     private readonly logger: Logger,
     private readonly settings: DeliveryWorkersSettings,
   ) {
@@ -83,33 +91,45 @@ export class DeliveryWorkers {
     return [...this.#workers.keys()];
   }
 
+  /** Each route's slots on this replica, as the heartbeat announces them. */
+  slots(): { route: string; slots: number }[] {
+    return [...this.#workers.values()].map((w) => ({ route: w.route, slots: w.concurrency }));
+  }
+
+  /** A lane store on this process's lane connections, for the inbox's heartbeats. */
+  get lanes(): LaneStore {
+    return this.#directLanes;
+  }
+
   /** Starts a worker for the route, or updates the one it has (slots, ordering). */
   ensure(route: string, concurrency: number, strict: boolean): void {
     const existing = this.#workers.get(route);
     if (existing) {
       if (existing.worker.concurrency !== concurrency) existing.worker.concurrency = concurrency;
       existing.strict = strict;
+      existing.concurrency = concurrency;
       return;
     }
     const connection = createRedis(this.settings.redisUrl, {
       mode: 'blocking',
       connectionName: `relaygram-dispatcher-${route}`,
     });
-    const drainLane: JobHandler<JobName.DrainLane> = (job, token) =>
+    const drain: JobHandler<JobName> = (job, token) =>
       this.drainer.drain(job, token, entry.strict ? this.#directLanes : this.#pipelinedLanes);
     const processor = processorFor(QueueName.Delivery, {
-      [JobName.DrainLane]: drainLane as JobHandler<JobName>,
+      [JobName.Drain]: drain,
+      [JobName.DrainLane]: drain,
     });
-    const worker = new Worker<DrainLaneJob>(
+    const worker = new Worker<DrainJob>(
       deliveryQueueName(route),
-      (job: Job<DrainLaneJob>, token?: string) => processor(job, token),
+      (job: Job<DrainJob>, token?: string) => processor(job, token),
       {
         connection,
         prefix: this.ctx.keys.bullPrefix,
         name: this.#workerName,
         concurrency,
-        lockDuration: DRAIN_LOCK_DURATION_MS,
-        maxStalledCount: DRAIN_MAX_STALLED_COUNT,
+        lockDuration: this.settings.lockDurationMs ?? DRAIN_LOCK_DURATION_MS,
+        maxStalledCount: this.settings.maxStalledCount ?? DRAIN_MAX_STALLED_COUNT,
         stalledInterval: this.settings.stalledIntervalMs,
         autorun: false,
         // Not skipVersionCheck: without the version BullMQ assumes a Redis that blocks
@@ -121,10 +141,12 @@ export class DeliveryWorkers {
     );
     worker.on('failed', (job, error) =>
       this.logger.error(
-        { route, lane: job?.data.lane, attempts: job?.attemptsMade, error: error.message },
+        { route, job: job?.id, attempts: job?.attemptsMade, error: error.message },
         'drain job failed',
       ),
     );
+    worker.on('locksRenewed', ({ jobIds }) => this.locks.renewed(jobIds));
+    worker.on('lockRenewalFailed', (jobIds) => this.locks.lost(jobIds));
     connection.on('error', () => undefined);
     const running = worker.run().catch((error: unknown) => {
       this.logger.error(
@@ -132,7 +154,7 @@ export class DeliveryWorkers {
         'delivery worker stopped',
       );
     });
-    const entry: RouteWorker = { route, strict, worker, connection, running };
+    const entry: RouteWorker = { route, strict, concurrency, worker, connection, running };
     this.#workers.set(route, entry);
   }
 

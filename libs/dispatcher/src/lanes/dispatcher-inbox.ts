@@ -1,0 +1,190 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { DISPATCHER_HEARTBEAT_MS, DISPATCHER_PRESENCE_TTL_MS } from '@relaygram/contracts';
+import {
+  createRedis,
+  decodeHandOff,
+  type HandOff,
+  type LaneStore,
+  type QueueContext,
+  type RelaygramRedis,
+} from '@relaygram/queue';
+import type { Logger } from 'pino';
+
+interface Waiter {
+  resolve(handOff: HandOff | undefined): void;
+  timer: NodeJS.Timeout;
+}
+
+export interface DispatcherInboxSettings {
+  redisUrl: string;
+  heartbeatMs?: number;
+  presenceTtlMs?: number;
+}
+
+/**
+ * Where this dispatcher process's waiting drain jobs receive the lanes handed to them.
+ * A drain job with nothing ready waits (lingers) instead of ending; the enqueue script
+ * (or any script that makes a lane ready) then gives the lane straight to the job that
+ * began waiting last, and pushes the begun head to this process's inbox list. One
+ * blocking connection per process pops it and wakes the job: at a steady rate an update
+ * costs no BullMQ job and no claim of its own.
+ *
+ * The process announces itself every heartbeat (the scripts hand lanes only to a
+ * dispatcher live on Redis's clock) with each route's slots. A hand-off that never
+ * arrives (the connection broke after the pop) is not lost: the lane is recorded as the
+ * job's, and the job's `retire` at the end of its wait returns it.
+ */
+export class DispatcherInbox {
+  /** Unique per process start; never contains `|` (the scripts' separator). */
+  readonly id = `${hostname().replace(/[|\s]/g, '-')}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  readonly #connection: RelaygramRedis;
+  readonly #waiters = new Map<string, Waiter>();
+  /** Hand-offs that arrived before their job began to wait. */
+  readonly #early = new Map<string, HandOff>();
+  #heartbeat?: NodeJS.Timeout;
+  #running?: Promise<void>;
+  #closed = false;
+  #present = false;
+
+  constructor(
+    private readonly ctx: QueueContext,
+    private readonly lanes: LaneStore,
+    private readonly slots: () => readonly { route: string; slots: number }[],
+    private readonly logger: Logger,
+    private readonly settings: DispatcherInboxSettings,
+  ) {
+    this.#connection = createRedis(settings.redisUrl, {
+      mode: 'blocking',
+      connectionName: 'relaygram-dispatcher-inbox',
+    });
+  }
+
+  /** True once the process has announced itself (hand-offs may come). */
+  get present(): boolean {
+    return this.#present;
+  }
+
+  start(): void {
+    const beat = () => {
+      if (this.#closed) return;
+      this.lanes
+        .heartbeat(this.id, this.settings.presenceTtlMs ?? DISPATCHER_PRESENCE_TTL_MS, this.slots())
+        .then(() => (this.#present = !this.#closed))
+        .catch((error: unknown) =>
+          this.logger.warn(
+            { err: error instanceof Error ? error.message : String(error) },
+            'dispatcher heartbeat failed; retrying',
+          ),
+        );
+    };
+    beat();
+    this.#heartbeat = setInterval(beat, this.settings.heartbeatMs ?? DISPATCHER_HEARTBEAT_MS);
+    this.#heartbeat.unref();
+    this.#running = this.#popLoop();
+  }
+
+  /** Announce the routes' slots now (after a reload), not at the next heartbeat. */
+  announce(): Promise<void> {
+    return this.lanes.heartbeat(
+      this.id,
+      this.settings.presenceTtlMs ?? DISPATCHER_PRESENCE_TTL_MS,
+      this.slots(),
+    );
+  }
+
+  /**
+   * Waits up to `ms` for a lane handed to `jobId`; undefined when the wait ends without
+   * one (the job then retires, which also collects a hand-off that went astray).
+   */
+  wait(jobId: string, ms: number): Promise<HandOff | undefined> {
+    const early = this.#early.get(jobId);
+    if (early) {
+      this.#early.delete(jobId);
+      return Promise.resolve(early);
+    }
+    if (this.#closed) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#waiters.delete(jobId);
+        resolve(undefined);
+      }, ms);
+      this.#waiters.set(jobId, { resolve, timer });
+    });
+  }
+
+  /** Ends every wait now (shutdown): the jobs retire and hand back what they got. */
+  interruptAll(): void {
+    for (const [jobId, waiter] of this.#waiters) {
+      clearTimeout(waiter.timer);
+      this.#waiters.delete(jobId);
+      waiter.resolve(undefined);
+    }
+  }
+
+  /** Stops taking hand-offs at once (shutdown): the scripts skip this process from now on. */
+  async leave(): Promise<void> {
+    this.#present = false;
+    if (this.#heartbeat) clearInterval(this.#heartbeat);
+    this.#heartbeat = undefined;
+    await this.lanes.leave(this.id).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    await this.leave();
+    this.#closed = true;
+    this.interruptAll();
+    this.#early.clear();
+    this.#connection.disconnect();
+    await this.#running;
+  }
+
+  async #popLoop(): Promise<void> {
+    const key = this.ctx.keys.inbox(this.id);
+    while (!this.#closed) {
+      let popped: [Buffer, Buffer] | null;
+      try {
+        // A short block, so a close is never held up long.
+        popped = (await this.#connection.blpopBuffer(key, 1)) as [Buffer, Buffer] | null;
+      } catch (error) {
+        if (this.#closed) return;
+        this.logger.warn(
+          { err: error instanceof Error ? error.message : String(error) },
+          'dispatcher inbox: pop failed; retrying',
+        );
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        continue;
+      }
+      if (popped) this.#deliver(popped[1]);
+    }
+  }
+
+  #deliver(message: Buffer): void {
+    let handOff: HandOff;
+    try {
+      handOff = decodeHandOff(message);
+    } catch (error) {
+      this.logger.error(
+        { err: error instanceof Error ? error.message : String(error) },
+        'dispatcher inbox: unreadable hand-off dropped (its job re-takes the lane when it retires)',
+      );
+      return;
+    }
+    const waiter = this.#waiters.get(handOff.jobId);
+    if (waiter) {
+      clearTimeout(waiter.timer);
+      this.#waiters.delete(handOff.jobId);
+      waiter.resolve(handOff);
+      return;
+    }
+    // The job has not begun to wait yet (its script's answer is still on the way), or
+    // has ended: in the latter case the hand-off is stale and is dropped at the next
+    // wait of a job of that id, which never comes; bounded by the jobs of the process.
+    this.#early.set(handOff.jobId, handOff);
+  }
+
+  /** Forget an early hand-off of a job that ended (its lane was taken back another way). */
+  forget(jobId: string): void {
+    this.#early.delete(jobId);
+  }
+}
