@@ -4,6 +4,8 @@ import { RELAYGRAM_LOGGER } from '@relaygram/observability';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { dropInRoutes } from './drop-in/drop-in.routes';
+import { IdempotencyStore } from './idempotency/idempotency-store';
+import { GatewayPacing } from './pacing/gateway-pacing.service';
 import { REST_PREFIX, restApiRoutes } from './rest/rest-api.routes';
 import { GatewayTelegramService } from './telegram/gateway-telegram.service';
 
@@ -18,6 +20,8 @@ export class GatewayRoutesRegistrar implements OnModuleInit {
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly telegram: GatewayTelegramService,
+    private readonly pacing: GatewayPacing,
+    private readonly idempotency: IdempotencyStore,
     @Inject(RELAYGRAM_LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -29,7 +33,12 @@ export class GatewayRoutesRegistrar implements OnModuleInit {
       throw new Error('the gateway needs @nestjs/platform-fastify');
     }
     const fastify = adapter.getInstance<FastifyInstance>();
-    const deps = { telegram: this.telegram, logger: this.logger.child({ component: 'gateway' }) };
+    const deps = {
+      telegram: this.telegram,
+      pacing: this.pacing,
+      idempotency: this.idempotency,
+      logger: this.logger.child({ component: 'gateway' }),
+    };
     void fastify.register(restApiRoutes(deps), { prefix: REST_PREFIX });
     void fastify.register(dropInRoutes(deps));
   }

@@ -24,6 +24,8 @@ export interface HarnessOptions {
   /** Extra modules beside the gateway (a stand-in for another feature). */
   extraModules?: DynamicModule['imports'];
   emulator?: TelegramEmulatorOptions;
+  /** `outbound:` keys of main-bot and other-bot (pacing), e.g. `{ per_second: 1000 }`. */
+  outbound?: Record<string, string | number | boolean>;
 }
 
 export interface GatewayHarness {
@@ -64,6 +66,14 @@ class GatewayTestModule {
   }
 }
 
+function outboundYaml(outbound: HarnessOptions['outbound']): string[] {
+  if (!outbound) return [];
+  return [
+    '    outbound:',
+    ...Object.entries(outbound).map(([key, value]) => `      ${key}: ${value}`),
+  ];
+}
+
 export function clientToken(): string {
   return randomBytes(24).toString('base64url');
 }
@@ -90,9 +100,11 @@ export async function startGatewayHarness(options: HarnessOptions = {}): Promise
     '    token_env: GW_MAIN_TOKEN',
     '    mode: polling',
     ...(options.noDefaultBot ? [] : ['    default: true']),
+    ...outboundYaml(options.outbound),
     '  - id: other-bot',
     '    token_env: GW_OTHER_TOKEN',
     '    mode: polling',
+    ...outboundYaml(options.outbound),
     '  - id: lonely-bot',
     '    token_env: GW_LONELY_TOKEN',
     '    mode: polling',

@@ -249,6 +249,8 @@ describe('gateway: arbitrary REST and drop-in requests (fuzz)', () => {
     process.on('unhandledRejection', onUnhandled);
     h = await startGatewayHarness({
       gateway: { telegramTimeoutMs: 5_000, uploadLimitBytes: 256 * 1024 },
+      // Paced, with room for the thousands of sends to one chat the heap test makes.
+      outbound: { per_second: 100000, per_chat_per_second: 1000, chat_burst: 1000 },
     });
     secrets = [h.main, h.other, h.lonely].flatMap((bot) => [
       bot.token,

@@ -72,6 +72,8 @@ describe('no token in any answer or log line', () => {
     const main = h.main;
     const drop = `/bot${h.dropInToken(main)}`;
     const send = JSON.stringify({ chat_id: 1, text: 'x' });
+    // A Telegram 429 pauses its chat: each case after one sends to a chat of its own.
+    const sendTo = (chat: number) => JSON.stringify({ chat_id: chat, text: 'x' });
     const expectStatus = async (status: number, exchange: Promise<Exchange>) => {
       const done = await exchange;
       expect({ path: done.path, status: done.status }).toEqual({ path: done.path, status });
@@ -125,18 +127,35 @@ describe('no token in any answer or log line', () => {
     await expectStatus(502, call(h, '/api/v1/messages/send', { headers: json(site), body: send }));
     h.emulator.failTooManyRequests(main.id, 30, 'sendMessage');
     await expectStatus(502, call(h, '/api/v1/messages/send', { headers: json(site), body: send }));
+    // Refused by pacing: chat 1 is paused for 30 s now.
+    await expectStatus(502, call(h, '/api/v1/messages/send', { headers: json(site), body: send }));
     h.emulator.failTooManyRequests(main.id, 1, 'sendMessage', 2);
-    await expectStatus(502, call(h, '/api/v1/messages/send', { headers: json(site), body: send }));
+    await expectStatus(
+      502,
+      call(h, '/api/v1/messages/send', { headers: json(site), body: sendTo(2) }),
+    );
     h.emulator.failServerError(main.id, 500, 'sendMessage');
-    await expectStatus(502, call(h, '/api/v1/messages/send', { headers: json(site), body: send }));
+    await expectStatus(
+      502,
+      call(h, '/api/v1/messages/send', { headers: json(site), body: sendTo(3) }),
+    );
     h.emulator.failUnauthorized(main.id);
-    await expectStatus(502, call(h, '/api/v1/messages/send', { headers: json(site), body: send }));
+    await expectStatus(
+      502,
+      call(h, '/api/v1/messages/send', { headers: json(site), body: sendTo(4) }),
+    );
     h.emulator.fail(main.id, { method: 'sendMessage', drop: true });
-    await expectStatus(502, call(h, '/api/v1/messages/send', { headers: json(site), body: send }));
+    await expectStatus(
+      502,
+      call(h, '/api/v1/messages/send', { headers: json(site), body: sendTo(5) }),
+    );
     h.emulator.fail(main.id, { method: 'sendMessage', delayMs: 1500 });
-    await expectStatus(504, call(h, '/api/v1/messages/send', { headers: json(site), body: send }));
+    await expectStatus(
+      504,
+      call(h, '/api/v1/messages/send', { headers: json(site), body: sendTo(6) }),
+    );
     const big = streamedMultipart(
-      { chat_id: '1' },
+      { chat_id: '7' },
       { field: 'document', filename: 'a', contentType: 'x/y', size: 100_000 },
     );
     await expectStatus(
@@ -147,7 +166,7 @@ describe('no token in any answer or log line', () => {
       }),
     );
     const late = streamedMultipart(
-      { chat_id: '1' },
+      { chat_id: '8' },
       { field: 'document', filename: 'a', contentType: 'x/y', size: 1000 },
       { after: { x: '1' } },
     );
@@ -184,7 +203,7 @@ describe('no token in any answer or log line', () => {
       call(h, `${drop}/sendMessage`, { headers: json(null), body: `"${'x'.repeat(1024 * 1024)}"` }),
     );
     const dropBig = streamedMultipart(
-      { chat_id: '1' },
+      { chat_id: '9' },
       { field: 'document', filename: 'a', contentType: 'x/y', size: 2 * 1024 * 1024 },
     );
     await expectStatus(
@@ -195,15 +214,31 @@ describe('no token in any answer or log line', () => {
       }),
     );
 
-    // Drop-in: Telegram's failures.
-    h.emulator.failBlockedByUser(main.id, 'sendMessage');
-    await expectStatus(403, call(h, `${drop}/sendMessage`, { headers: json(null), body: send }));
-    h.emulator.failTooManyRequests(main.id, 3, 'sendMessage');
+    // Drop-in: refused by pacing (chat 1 is still paused), then Telegram's failures, on
+    // the other bot so that the pauses above do not answer for Telegram.
     await expectStatus(429, call(h, `${drop}/sendMessage`, { headers: json(null), body: send }));
-    h.emulator.fail(main.id, { method: 'sendMessage', drop: true });
-    await expectStatus(502, call(h, `${drop}/sendMessage`, { headers: json(null), body: send }));
-    h.emulator.fail(main.id, { method: 'sendMessage', delayMs: 1500 });
-    await expectStatus(504, call(h, `${drop}/sendMessage`, { headers: json(null), body: send }));
+    const other = h.other;
+    const dropOther = `/bot${h.dropInToken(other)}`;
+    h.emulator.failBlockedByUser(other.id, 'sendMessage');
+    await expectStatus(
+      403,
+      call(h, `${dropOther}/sendMessage`, { headers: json(null), body: send }),
+    );
+    h.emulator.failTooManyRequests(other.id, 3, 'sendMessage');
+    await expectStatus(
+      429,
+      call(h, `${dropOther}/sendMessage`, { headers: json(null), body: sendTo(2) }),
+    );
+    h.emulator.fail(other.id, { method: 'sendMessage', drop: true });
+    await expectStatus(
+      502,
+      call(h, `${dropOther}/sendMessage`, { headers: json(null), body: sendTo(3) }),
+    );
+    h.emulator.fail(other.id, { method: 'sendMessage', delayMs: 1500 });
+    await expectStatus(
+      504,
+      call(h, `${dropOther}/sendMessage`, { headers: json(null), body: sendTo(4) }),
+    );
     await expectStatus(404, call(h, `/file/bot${h.dropInToken(main)}/documents/missing.txt`));
     await expectStatus(502, call(offline, `/bot${offline.dropInToken(offline.main)}/getMe`));
 

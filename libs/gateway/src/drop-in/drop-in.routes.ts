@@ -7,6 +7,7 @@ import type {
   HTTPMethods,
   onRequestAsyncHookHandler,
 } from 'fastify';
+import { isPacedMethod } from '@relaygram/pacing';
 import type { StreamedResponse } from '@relaygram/telegram';
 import { checkAccess, type AccessDenial } from '../access/access-check';
 import {
@@ -16,7 +17,8 @@ import {
   redirectsMethod,
 } from '../access/method-rules';
 import { accessOf, declareAccess, grantAccess } from '../access/request-access';
-import type { GatewayRouteDeps } from '../rest/rest-api.routes';
+import { callerSignal, type GatewayRouteDeps } from '../rest/rest-api.routes';
+import { tooManyRequestsDescription } from '../pacing/gateway-pacing.service';
 import { parseForm } from '../rest/form-body';
 import {
   dropInError,
@@ -27,6 +29,7 @@ import { UploadGate } from '../uploads/upload-gate';
 import { bodyKind } from './body-kind';
 import { loggedPath, parseDropInPath } from './drop-in-path';
 import { MultipartNameScanner, MultipartScanError } from './multipart-name-scanner';
+import { peekMultipartFields } from './multipart-peek';
 
 /** JSON and form bodies are read whole to be checked; Telegram's calls are far smaller. */
 const MAX_BUFFERED_BODY = 1024 * 1024;
@@ -50,6 +53,7 @@ const METHOD_PARAMETER = dropInError(
 const BAD_JSON = dropInError(400, "Bad Request: can't parse JSON object");
 const AMBIGUOUS_BODY = dropInError(400, 'Bad Request: unsupported Content-Type');
 const MALFORMED_MULTIPART = dropInError(400, 'Bad Request: malformed multipart body');
+const GONE = dropInError(503, 'Service Unavailable');
 const TOO_LARGE = dropInError(413, 'Request Entity Too Large');
 
 /**
@@ -158,8 +162,9 @@ async function handleMethod(
   const query = rawQuery(request.url);
   if (queryRedirectsMethod(query, access.method))
     return refuse(deps, request, reply, METHOD_PARAMETER);
+  const paced = isPacedMethod(access.method);
   if (request.method === 'GET') {
-    return relay(deps, request, reply, () =>
+    return pacedRelay(deps, request, reply, paced ? queryParams(query) : NO_PARAMS, () =>
       access.telegram.forward(access.method, { httpMethod: 'GET', query }),
     );
   }
@@ -172,10 +177,12 @@ async function handleMethod(
   if (kind.kind === 'json' || kind.kind === 'form') {
     const body = await readLimited(request.raw, MAX_BUFFERED_BODY);
     if (!body) return refuse(deps, request, reply, TOO_LARGE);
-    const refusal =
+    const checked =
       kind.kind === 'json' ? checkJson(body, access.method) : checkForm(body, access.method);
-    if (refusal) return refuse(deps, request, reply, refusal);
-    return relay(deps, request, reply, () =>
+    if (checked.refusal) return refuse(deps, request, reply, checked.refusal);
+    // Telegram reads the query too; the body wins where both name a parameter.
+    const params = paced ? { ...queryParams(query), ...checked.params } : NO_PARAMS;
+    return pacedRelay(deps, request, reply, params, () =>
       access.telegram.forward(access.method, { httpMethod: 'POST', query, contentType, body }),
     );
   }
@@ -185,25 +192,109 @@ async function handleMethod(
     request.raw.resume();
     return refuse(deps, request, reply, TOO_LARGE);
   }
+  let source: Readable = request.raw;
+  let params = paced ? queryParams(query) : NO_PARAMS;
+  if (paced && kind.kind === 'multipart') {
+    // The chat comes before the file in what frameworks send; pacing needs it first.
+    const peeked = await peekMultipartFields(
+      request.raw,
+      kind.boundary,
+      PEEKED_FIELDS,
+      ['chat_id'],
+      MAX_PEEK_BYTES,
+    );
+    if (peeked.failed) return refuse(deps, request, reply, MALFORMED_MULTIPART);
+    source = peeked.source;
+    params = { ...params, ...peeked.fields };
+  }
   let scanner: MultipartNameScanner | undefined;
   if (kind.kind === 'multipart')
     scanner = new MultipartNameScanner(kind.boundary, isMethodParameter);
-  const gate = new UploadGate(request.raw, {
-    limitBytes: limit,
-    inspect: scanner ? (chunk) => inspectMultipart(scanner, chunk, access.method) : undefined,
-  });
-  return relay(
+  return pacedRelay(
     deps,
     request,
     reply,
-    () =>
+    params,
+    (gate) =>
       access.telegram.forward(
         access.method,
-        { httpMethod: 'POST', query, contentType, body: gate.stream, contentLength: declared },
+        {
+          httpMethod: 'POST',
+          query,
+          contentType,
+          body: (gate as UploadGate).stream,
+          contentLength: declared,
+        },
         { timeoutMs: deps.telegram.options.uploadTimeoutMs },
       ),
-    gate,
+    () =>
+      new UploadGate(source, {
+        limitBytes: limit,
+        inspect: scanner ? (chunk) => inspectMultipart(scanner, chunk, access.method) : undefined,
+      }),
+    source,
   );
+}
+
+/** Parameters for pacing when the method is not paced: nothing is read. */
+const NO_PARAMS: Readonly<Record<string, unknown>> = Object.freeze({});
+/** Fields of a multipart body pacing reads: the chat, and what an album or batch counts. */
+const PEEKED_FIELDS = ['chat_id', 'media', 'message_ids'];
+/** A multipart body is read at most this far for its chat before the upload starts. */
+const MAX_PEEK_BYTES = 64 * 1024;
+
+function queryParams(query: string): Record<string, unknown> {
+  return query === '' ? {} : Object.fromEntries(new URLSearchParams(query));
+}
+
+function tooManyRequests(retryAfter: number): DropInAnswer {
+  return {
+    status: 429,
+    body: {
+      ok: false,
+      error_code: 429,
+      description: tooManyRequestsDescription(retryAfter),
+      parameters: { retry_after: retryAfter },
+    },
+  };
+}
+
+/**
+ * Takes the call's slot, then relays it. No slot within max_wait: Telegram's own 429,
+ * without calling it. Telegram's own 429 (passed through as always) pauses what it hit
+ * for every replica. The upload gate, when there is one, opens only once the call may go.
+ */
+async function pacedRelay(
+  deps: GatewayRouteDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  params: Readonly<Record<string, unknown>>,
+  exchange: (gate?: UploadGate) => Promise<StreamedResponse>,
+  openGate?: () => UploadGate,
+  body?: Readable,
+): Promise<FastifyReply> {
+  const access = accessOf(request);
+  const pace =
+    params === NO_PARAMS
+      ? undefined
+      : await deps.pacing.pace(access.bot, access.method, params, callerSignal(reply));
+  if (pace?.kind === 'refused' || pace?.kind === 'aborted') {
+    // What the client still sends is read and dropped, so it gets the answer.
+    body?.resume();
+    return refuse(
+      deps,
+      request,
+      reply,
+      pace.kind === 'refused' ? tooManyRequests(pace.retryAfter) : GONE,
+    );
+  }
+  const gate = openGate?.();
+  const on429 =
+    pace?.kind === 'go'
+      ? (retryAfter: number | undefined) =>
+          deps.pacing.telegram429(access.bot, pace.plan, retryAfter)
+      : undefined;
+  return relay(deps, request, reply, () => exchange(gate), gate, on429);
 }
 
 async function handleFile(
@@ -222,6 +313,7 @@ async function relay(
   reply: FastifyReply,
   exchange: () => Promise<StreamedResponse>,
   gate?: UploadGate,
+  on429?: (retryAfter: number | undefined) => Promise<void>,
 ): Promise<FastifyReply> {
   let answer: StreamedResponse;
   try {
@@ -245,7 +337,9 @@ async function relay(
   // Telegram answered before the body ended (it refused early): drop the rest.
   if (gate && !gate.sourceEnded) gate.refuse();
   let body: Readable | Buffer = answer.body;
-  if (isSmall(answer)) {
+  // A 429 is read whole whatever its length header says: its retry_after sets the pause.
+  const tooMany = on429 !== undefined && answer.statusCode === 429;
+  if (isSmall(answer) || tooMany) {
     // Bot API answers are small: sent as one buffer they cost less than a piped stream,
     // and a connection lost mid-answer still gets a proper 502.
     try {
@@ -256,9 +350,22 @@ async function relay(
       return sendAnswer(reply, failure);
     }
   }
+  if (tooMany && Buffer.isBuffer(body)) await on429(retryAfterOf(body));
   logCall(deps, request, answer.statusCode);
   reply.code(answer.statusCode).headers(answer.headers);
   return reply.send(body);
+}
+
+function retryAfterOf(body: Buffer): number | undefined {
+  try {
+    const value = JSON.parse(body.toString('utf8')) as {
+      parameters?: { retry_after?: unknown };
+    };
+    const retryAfter = value.parameters?.retry_after;
+    return typeof retryAfter === 'number' && retryAfter > 0 ? retryAfter : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function isSmall(answer: StreamedResponse): boolean {
@@ -293,21 +400,33 @@ function inspectMultipart(
   }
 }
 
-function checkJson(body: Buffer, pathMethod: string): DropInAnswer | undefined {
-  if (body.length === 0) return undefined;
+interface CheckedBody {
+  refusal?: DropInAnswer;
+  params: Record<string, unknown>;
+}
+
+function checkJson(body: Buffer, pathMethod: string): CheckedBody {
+  if (body.length === 0) return { params: {} };
   let value: unknown;
   try {
     value = JSON.parse(body.toString('utf8'));
   } catch {
-    return BAD_JSON;
+    return { refusal: BAD_JSON, params: {} };
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return BAD_JSON;
-  return hasRedirectingMethod(Object.entries(value), pathMethod) ? METHOD_PARAMETER : undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { refusal: BAD_JSON, params: {} };
+  }
+  const params = value as Record<string, unknown>;
+  return hasRedirectingMethod(Object.entries(params), pathMethod)
+    ? { refusal: METHOD_PARAMETER, params }
+    : { params };
 }
 
-function checkForm(body: Buffer, pathMethod: string): DropInAnswer | undefined {
-  const fields = parseForm(body.toString('utf8'));
-  return hasRedirectingMethod(Object.entries(fields), pathMethod) ? METHOD_PARAMETER : undefined;
+function checkForm(body: Buffer, pathMethod: string): CheckedBody {
+  const params = parseForm(body.toString('utf8'));
+  return hasRedirectingMethod(Object.entries(params), pathMethod)
+    ? { refusal: METHOD_PARAMETER, params }
+    : { params };
 }
 
 /** The whole body if it has at most `limit` bytes; else undefined, the rest drained. */

@@ -17,10 +17,22 @@ import {
   headerValue,
   type GatewayAccess,
 } from '../access/request-access';
+import { outboundOf } from '@relaygram/config';
+import type { PaceResult } from '@relaygram/pacing';
+import { TelegramError } from '@relaygram/telegram';
+import {
+  isValidIdempotencyKey,
+  requestFingerprint,
+  type Claim,
+  type IdempotencyStore,
+  type OwnedKey,
+  type StoredAnswer,
+} from '../idempotency/idempotency-store';
+import { pacedRefusal, type GatewayPacing } from '../pacing/gateway-pacing.service';
 import { restTelegramFailure, retryDelayMs } from '../telegram/telegram-error.mapper';
 import type { GatewayTelegramService } from '../telegram/gateway-telegram.service';
 import { isPlainObject } from './dto/field.decorators';
-import { runMultipartCall, type PreparedParams } from '../uploads/multipart-call';
+import { runMultipartCall, type EarlyAnswer, type PreparedParams } from '../uploads/multipart-call';
 import { parseForm } from './form-body';
 import { restDenial, type RestAnswer } from './rest-answers';
 import {
@@ -34,6 +46,8 @@ export const REST_PREFIX = '/api/v1';
 
 export interface GatewayRouteDeps {
   telegram: GatewayTelegramService;
+  pacing: GatewayPacing;
+  idempotency: IdempotencyStore;
   logger: Logger;
 }
 
@@ -129,6 +143,8 @@ async function handleOperation(
   reply: FastifyReply,
 ): Promise<FastifyReply> {
   const access = accessOf(request);
+  const key = idempotencyKey(request);
+  if (key === INVALID_KEY) return reply.code(400).send({ error: INVALID_KEY_MESSAGE });
   if (op.uploadField && request.isMultipart()) {
     const uploadField = op.uploadField;
     return multipart(
@@ -136,6 +152,7 @@ async function handleOperation(
       access,
       request,
       reply,
+      { key, path: op.path },
       (result) => result,
       (fields, fileField) => {
         if (fileField !== undefined && fileField !== uploadField) {
@@ -169,7 +186,10 @@ async function handleOperation(
     encoding === 'form' && isPlainObject(body) ? fromFormFields(body, op) : body,
   );
   if (!checked.ok) return reply.code(checked.status).send({ error: checked.error });
-  return callAndAnswer(deps, access, 'json', checked.params, reply, (result) => result);
+  const params = checked.params;
+  return answerOnce(deps, access, reply, key, requestFingerprint(op.path, params), (signal) =>
+    callTelegram(deps, access, 'json', params, reply, signal, (result) => result),
+  );
 }
 
 async function handleRaw(
@@ -178,9 +198,12 @@ async function handleRaw(
   reply: FastifyReply,
 ): Promise<FastifyReply> {
   const access = accessOf(request);
+  const key = idempotencyKey(request);
+  if (key === INVALID_KEY) return reply.code(400).send({ error: INVALID_KEY_MESSAGE });
   const wrap = (result: unknown) => ({ ok: true, result });
+  const path = `raw/${access.method}`;
   if (request.isMultipart()) {
-    return multipart(deps, access, request, reply, wrap, (fields, fileField) => {
+    return multipart(deps, access, request, reply, { key, path }, wrap, (fields, fileField) => {
       const redirects = hasRedirectingMethod(Object.entries(fields), access.method);
       if (redirects || (fileField !== undefined && isMethodParameter(fileField))) {
         return { ok: false, status: 400, error: METHOD_PARAMETER_REFUSED };
@@ -197,7 +220,10 @@ async function handleRaw(
   if (hasRedirectingMethod(Object.entries(body), access.method)) {
     return reply.code(400).send({ error: METHOD_PARAMETER_REFUSED });
   }
-  return callAndAnswer(deps, access, bodyEncoding(request), body, reply, wrap);
+  const encoding = bodyEncoding(request);
+  return answerOnce(deps, access, reply, key, requestFingerprint(path, body), (signal) =>
+    callTelegram(deps, access, encoding, body, reply, signal, wrap),
+  );
 }
 
 function validated(op: RestOperation, input: unknown): PreparedParams {
@@ -206,45 +232,250 @@ function validated(op: RestOperation, input: unknown): PreparedParams {
   return { ok: true, params: toBotApiParams(checked.value) };
 }
 
+/** An answer before it is sent; `reachedTelegram` says whether it may be replayed. */
+interface CallAnswer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+  reachedTelegram: boolean;
+}
+
+const INVALID_KEY = Symbol('invalid Idempotency-Key');
+const INVALID_KEY_MESSAGE = 'the Idempotency-Key header must be 1-255 printable ASCII characters';
+
+function idempotencyKey(request: FastifyRequest): string | undefined | typeof INVALID_KEY {
+  const value = request.headers['idempotency-key'];
+  if (value === undefined) return undefined;
+  return typeof value === 'string' && isValidIdempotencyKey(value) ? value : INVALID_KEY;
+}
+
+/**
+ * Runs a call once per Idempotency-Key (Stripe's semantics, see IdempotencyStore): the
+ * first runs it and keeps its answer if Telegram was reached; a repeat gets that answer
+ * again, marked `Idempotent-Replayed: true`; without a key the call just runs.
+ */
+async function answerOnce(
+  deps: GatewayRouteDeps,
+  access: GatewayAccess,
+  reply: FastifyReply,
+  key: string | undefined,
+  fingerprint: string,
+  run: (signal: AbortSignal) => Promise<CallAnswer>,
+): Promise<FastifyReply> {
+  const signal = callerSignal(reply);
+  if (key === undefined) return sendCall(reply, await run(signal));
+  const claim = await beginKey(deps, access, key, fingerprint, signal);
+  if (claim.kind === 'replay') return sendStored(reply, claim.answer, true);
+  if (claim.kind !== 'proceed') return sendEarly(reply, claimAnswer(claim));
+  let answer: CallAnswer;
+  try {
+    answer = await run(signal);
+  } catch (error) {
+    await claim.release();
+    throw error;
+  }
+  const stored = toStored(answer);
+  if (answer.reachedTelegram) await claim.complete(stored);
+  else await claim.release();
+  return sendStored(reply, stored, false);
+}
+
+function beginKey(
+  deps: GatewayRouteDeps,
+  access: GatewayAccess,
+  key: string,
+  fingerprint: string,
+  signal: AbortSignal,
+): Promise<Claim> {
+  const options = deps.telegram.options;
+  const maxWaitMs = outboundOf(access.bot).maxWaitMs;
+  return deps.idempotency.begin(
+    { client: access.client.name, bot: access.bot.id, key },
+    fingerprint,
+    {
+      waitMs: maxWaitMs,
+      // Longer than the first request can take: its wait, an upload and a retried call.
+      leaseMs: maxWaitMs + options.uploadTimeoutMs + 2 * options.telegramTimeoutMs + 10_000,
+      signal,
+    },
+  );
+}
+
+function claimAnswer(claim: Exclude<Claim, OwnedKey>): EarlyAnswer {
+  switch (claim.kind) {
+    case 'replay':
+      // Stored as JSON text made by JSON.stringify: parsed and sent again, the same bytes.
+      return {
+        status: claim.answer.status,
+        body: JSON.parse(claim.answer.body) as unknown,
+        headers: { ...claim.answer.headers, 'idempotent-replayed': 'true' },
+      };
+    case 'mismatch':
+      return {
+        status: 422,
+        body: {
+          error:
+            'this Idempotency-Key was already used with another request; use a new key for a new request',
+        },
+      };
+    case 'in-progress':
+      return {
+        status: 409,
+        body: { error: 'a request with this Idempotency-Key is still running; retry later' },
+        headers: { 'retry-after': '1' },
+      };
+    case 'unavailable':
+      return {
+        status: 503,
+        body: { error: 'Idempotency-Key needs Redis, which does not answer; retry later' },
+        headers: { 'retry-after': '1' },
+      };
+  }
+}
+
+function toStored(answer: CallAnswer): StoredAnswer {
+  return {
+    status: answer.status,
+    ...(answer.headers ? { headers: answer.headers } : {}),
+    body: JSON.stringify(answer.body),
+  };
+}
+
+function sendEarly(reply: FastifyReply, answer: EarlyAnswer): FastifyReply {
+  if (answer.headers) reply.headers(answer.headers);
+  return reply.code(answer.status).send(answer.body);
+}
+
+function sendStored(reply: FastifyReply, stored: StoredAnswer, replayed: boolean): FastifyReply {
+  if (stored.headers) reply.headers(stored.headers);
+  if (replayed) reply.header('idempotent-replayed', 'true');
+  return reply.code(stored.status).type('application/json; charset=utf-8').send(stored.body);
+}
+
+function sendCall(reply: FastifyReply, answer: CallAnswer): FastifyReply {
+  if (answer.headers) reply.headers(answer.headers);
+  return reply.code(answer.status).send(answer.body);
+}
+
 async function multipart(
   deps: GatewayRouteDeps,
   access: GatewayAccess,
   request: FastifyRequest,
   reply: FastifyReply,
+  idempotency: { key: string | undefined; path: string },
   answer: (result: unknown) => unknown,
   prepare: (fields: Record<string, unknown>, fileField: string | undefined) => PreparedParams,
 ): Promise<FastifyReply> {
+  const signal = callerSignal(reply);
+  let owned: OwnedKey | undefined;
+  let pace: PaceResult | undefined;
   const outcome = await runMultipartCall(request, access.telegram, {
     method: access.method,
     limitBytes: deps.telegram.options.uploadLimitBytes,
     timeoutMs: deps.telegram.options.uploadTimeoutMs,
     prepare,
+    admit: async (params, file) => {
+      if (idempotency.key !== undefined) {
+        const fingerprint = requestFingerprint(idempotency.path, { params, file });
+        const claim = await beginKey(deps, access, idempotency.key, fingerprint, signal);
+        if (claim.kind !== 'proceed') return claimAnswer(claim);
+        owned = claim;
+      }
+      pace = await deps.pacing.pace(access.bot, access.method, params, signal);
+      const refusal = paceRefusal(access, pace);
+      if (refusal) {
+        await owned?.release();
+        owned = undefined;
+        return { status: refusal.status, body: refusal.body, headers: refusal.headers };
+      }
+      return undefined;
+    },
   });
   switch (outcome.kind) {
     case 'refused':
+      await owned?.release();
       return reply.code(outcome.status).send({ error: outcome.error });
-    case 'fields-only':
-      return callAndAnswer(deps, access, 'json', outcome.params, reply, answer);
-    case 'done':
+    case 'answered':
+      return sendEarly(reply, outcome.answer);
+    case 'fields-only': {
+      const params = outcome.params;
+      return answerOnce(
+        deps,
+        access,
+        reply,
+        idempotency.key,
+        requestFingerprint(idempotency.path, params),
+        (fieldsSignal) => callTelegram(deps, access, 'json', params, reply, fieldsSignal, answer),
+      );
+    }
+    case 'done': {
       logCall(deps, access, 200);
-      return reply.code(200).send(answer(outcome.result));
-    case 'failed':
-      return sendFailure(deps, access, reply, outcome.error);
+      const done: CallAnswer = { status: 200, body: answer(outcome.result), reachedTelegram: true };
+      return finishOwned(reply, owned, done);
+    }
+    case 'failed': {
+      if (pace?.kind === 'go') await reportTelegram429(deps, access, pace, outcome.error);
+      return finishOwned(reply, owned, failure(deps, access, outcome.error));
+    }
+  }
+}
+
+async function finishOwned(
+  reply: FastifyReply,
+  owned: OwnedKey | undefined,
+  answer: CallAnswer,
+): Promise<FastifyReply> {
+  if (!owned) return sendCall(reply, answer);
+  const stored = toStored(answer);
+  await owned.complete(stored);
+  return sendStored(reply, stored, false);
+}
+
+/** A paced call with no slot: Telegram's own 429, as REST shows Telegram's errors. */
+function paceRefusal(access: GatewayAccess, pace: PaceResult): CallAnswer | undefined {
+  if (pace.kind === 'refused') {
+    return {
+      ...restTelegramFailure(pacedRefusal(access.method, pace.retryAfter)),
+      reachedTelegram: false,
+    };
+  }
+  if (pace.kind === 'aborted') {
+    return { status: 503, body: { error: 'the caller went away' }, reachedTelegram: false };
+  }
+  return undefined;
+}
+
+async function reportTelegram429(
+  deps: GatewayRouteDeps,
+  access: GatewayAccess,
+  pace: Extract<PaceResult, { kind: 'go' }>,
+  error: unknown,
+): Promise<void> {
+  if (error instanceof TelegramError && error.errorCode === 429) {
+    await deps.pacing.telegram429(access.bot, pace.plan, error.retryAfter);
   }
 }
 
 /**
- * One Bot API call; a 429 with retry_after of at most 5 s is waited out and the call
- * made once more, unless the caller hung up meanwhile.
+ * One Bot API call, after its slot. A 429 from Telegram pauses what it hit for every
+ * replica; one with retry_after of at most 5 s is waited out (through the pacer, so
+ * the wait is the pause) and the call made once more, unless the caller hung up.
  */
-async function callAndAnswer(
+async function callTelegram(
   deps: GatewayRouteDeps,
   access: GatewayAccess,
   encoding: BodyEncoding,
   params: Record<string, unknown>,
   reply: FastifyReply,
+  signal: AbortSignal,
   answer: (result: unknown) => unknown,
-): Promise<FastifyReply> {
+): Promise<CallAnswer> {
+  let pace = await deps.pacing.pace(access.bot, access.method, params, signal);
+  const refusal = paceRefusal(access, pace);
+  if (refusal) {
+    logCall(deps, access, refusal.status, 429, 'paced');
+    return refusal;
+  }
   const call = () =>
     encoding === 'form'
       ? access.telegram.callUrlencoded(access.method, params)
@@ -254,25 +485,31 @@ async function callAndAnswer(
     try {
       result = await call();
     } catch (error) {
+      if (pace.kind === 'go') await reportTelegram429(deps, access, pace, error);
       const delay = retryDelayMs(error, true);
       if (delay === undefined || callerGone(reply)) throw error;
-      await sleep(delay);
+      if (pace.kind === 'go') {
+        pace = await deps.pacing.pace(access.bot, access.method, params, signal);
+        if (pace.kind !== 'go') throw error;
+      } else {
+        await sleep(delay);
+      }
       if (callerGone(reply)) throw error;
-      result = await call();
+      try {
+        result = await call();
+      } catch (again) {
+        if (pace.kind === 'go') await reportTelegram429(deps, access, pace, again);
+        throw again;
+      }
     }
   } catch (error) {
-    return sendFailure(deps, access, reply, error);
+    return failure(deps, access, error);
   }
   logCall(deps, access, 200);
-  return reply.code(200).send(answer(result));
+  return { status: 200, body: answer(result), reachedTelegram: true };
 }
 
-function sendFailure(
-  deps: GatewayRouteDeps,
-  access: GatewayAccess,
-  reply: FastifyReply,
-  error: unknown,
-): FastifyReply {
+function failure(deps: GatewayRouteDeps, access: GatewayAccess, error: unknown): CallAnswer {
   const answer = restTelegramFailure(error);
   logCall(
     deps,
@@ -281,7 +518,7 @@ function sendFailure(
     answer.body.error_code,
     (answer.body as { error?: string }).error,
   );
-  return send(reply, answer);
+  return { ...answer, reachedTelegram: true };
 }
 
 function send(reply: FastifyReply, answer: RestAnswer): FastifyReply {
@@ -316,6 +553,15 @@ function bodyEncoding(request: FastifyRequest): BodyEncoding {
 
 function callerGone(reply: FastifyReply): boolean {
   return reply.raw.destroyed || reply.raw.writableEnded;
+}
+
+/** Aborted when the caller's connection closes before its answer: waits for it end. */
+export function callerSignal(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort();
+  });
+  return controller.signal;
 }
 
 function sleep(ms: number): Promise<void> {

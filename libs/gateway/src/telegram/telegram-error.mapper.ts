@@ -36,6 +36,7 @@ export interface DropInErrorBody {
   ok: false;
   error_code: number;
   description: string;
+  parameters?: { retry_after?: number };
 }
 
 export interface DropInAnswer {

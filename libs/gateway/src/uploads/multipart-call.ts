@@ -10,17 +10,38 @@ const MAX_FIELDS = 100;
 export type PreparedParams =
   { ok: true; params: Record<string, unknown> } | { ok: false; status: number; error: string };
 
+/** The file part as it was announced, before a byte of it is read. */
+export interface AnnouncedFile {
+  field: string;
+  filename: string;
+  contentType?: string;
+}
+
+/** An answer decided before the upload: sent instead of calling Telegram. */
+export interface EarlyAnswer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
 export interface MultipartPlan {
   method: string;
   limitBytes: number;
   timeoutMs: number;
   /** Checks the text fields and the file's field name (undefined: no file part). */
   prepare(fields: Record<string, unknown>, fileField: string | undefined): PreparedParams;
+  /**
+   * Runs once the fields passed `prepare` and before the file goes out (pacing, an
+   * idempotency key): an answer here ends the call without reaching Telegram.
+   */
+  admit?(params: Record<string, unknown>, file: AnnouncedFile): Promise<EarlyAnswer | undefined>;
 }
 
 export type MultipartOutcome =
   /** Refused before Telegram acted: answer this. */
   | { kind: 'refused'; status: number; error: string }
+  /** `admit` answered: the file was never sent. */
+  | { kind: 'answered'; answer: EarlyAnswer }
   /** No file part: an ordinary call, which the caller may retry. */
   | { kind: 'fields-only'; params: Record<string, unknown> }
   | { kind: 'done'; result: unknown }
@@ -85,6 +106,25 @@ export async function runMultipartCall(
     return refused(prepared.status, prepared.error);
   }
   if (!file) return { kind: 'fields-only', params: prepared.params };
+  if (plan.admit) {
+    let early: EarlyAnswer | undefined;
+    try {
+      early = await plan.admit(prepared.params, {
+        field: file.fieldname,
+        filename: file.filename || file.fieldname,
+        contentType: file.mimetype || undefined,
+      });
+    } catch (error) {
+      file.file.resume();
+      drain(parts);
+      throw error;
+    }
+    if (early) {
+      file.file.resume();
+      drain(parts);
+      return { kind: 'answered', answer: early };
+    }
+  }
 
   const gate = new UploadGate(file.file, { limitBytes: plan.limitBytes, holdEnd: true });
   const call = client
