@@ -23,7 +23,15 @@ const withTesting = layers.map((c) =>
     ? c
     : { ...c, onlyDependOnLibsWithTags: [...c.onlyDependOnLibsWithTags, 'type:testing'] },
 );
-const tests = ['**/*.spec.ts', '**/*.e2e-spec.ts', '**/*.fixture.ts', '**/test/**/*.ts'];
+// Tests, and the test doubles each lib ships at its `testing` entry point.
+const tests = [
+  '**/*.spec.ts',
+  '**/*.e2e-spec.ts',
+  '**/*.fixture.ts',
+  '**/test/**/*.ts',
+  'libs/*/src/testing.ts',
+  'libs/*/src/testing/**/*.ts',
+];
 
 export default tseslint.config(
   {

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { RecordingReceiver, TelegramEmulator } from '@relaygram/testing';
+import { RecordingReceiver, TelegramEmulator, type ResponseSpec } from '@relaygram/testing';
 import type { RunningApp } from '@relaygram/observability';
 import { Telegraf } from 'telegraf';
 import { request } from 'undici';
@@ -99,12 +99,14 @@ routes:
 
   it('ignores replies on a route with webhook_reply: false, and bodies without a method', async () => {
     // Routes are drained side by side, in no order between them: answer by update.
-    const answers: Record<string, { status: number; body: unknown }> = {
+    const answers: Record<string, ResponseSpec> = {
       '200': { status: 200, body: { method: 'sendMessage', chat_id: 3, text: 'quiet' } },
       '201': { status: 200, body: { ok: true } },
       '202': { status: 200, body: 'not json' },
     };
-    receiver.respondWith((d) => answers[String(d.headers['x-telegram-update-id'])] ?? { status: 204 });
+    receiver.respondWith(
+      (d) => answers[String(d.headers['x-telegram-update-id'])] ?? { status: 204 },
+    );
     const seen = receiver.deliveries.length;
     await h.enqueue(messageUpdate(200, 3));
     await h.enqueue(messageUpdate(201, 2));

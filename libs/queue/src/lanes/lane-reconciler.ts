@@ -22,6 +22,8 @@ export interface ReconcileOptions {
    * before its lanes are moved to dead letters as `route_removed`.
    */
   removedAfterMs?: number;
+  /** How long an armed job may go without its BullMQ job before it counts as lost. */
+  armedGraceMs?: number;
 }
 
 /**
@@ -79,7 +81,8 @@ export class LaneReconciler {
     const everSeen = await this.ctx.redis.smembers(this.ctx.keys.routes);
     for (const route of configuredRoutes) {
       const jobs: DrainJobsToAdd = { arms: [], wakes: [] };
-      const live = await this.dropGoneJobs(route, now, report, jobs);
+      const grace = options.armedGraceMs ?? ARMED_JOB_GRACE_MS;
+      const live = await this.dropGoneJobs(route, now, grace, report, jobs);
       for await (const page of this.lanes.lanesOf(route)) {
         report.lanes += page.length;
         await this.repairLanes(page, live, now, report, jobs);
@@ -117,6 +120,7 @@ export class LaneReconciler {
   private async dropGoneJobs(
     route: string,
     now: number,
+    graceMs: number,
     report: ReconcileReport,
     jobs: DrainJobsToAdd,
   ): Promise<Map<string, string>> {
@@ -137,7 +141,7 @@ export class LaneReconciler {
       const exists = Number(states[i * 2]?.[1]) === 1;
       const failed = states[i * 2 + 1]?.[1] !== null && states[i * 2 + 1]?.[1] !== undefined;
       if (exists && !failed) continue;
-      if (entry.startsWith('a') && now - Number(entry.slice(1)) < ARMED_JOB_GRACE_MS) continue;
+      if (entry.startsWith('a') && now - Number(entry.slice(1)) < graceMs) continue;
       const dropped = await this.lanes.dropJob(route, ids[i], entry, now);
       if (!dropped.dropped) continue;
       live.delete(ids[i]);
@@ -156,9 +160,10 @@ export class LaneReconciler {
     jobs: DrainJobsToAdd,
   ): Promise<void> {
     const { redis, keys } = this.ctx;
-    const states = (await redis
-      .pipeline(lanes.map((lane) => ['hmget', keys.laneState(lane), 'job', 'q']))
-      .exec()) ?? [];
+    const states =
+      (await redis
+        .pipeline(lanes.map((lane) => ['hmget', keys.laneState(lane), 'job', 'q']))
+        .exec()) ?? [];
     for (let i = 0; i < lanes.length; i++) {
       const [job, q] = (states[i]?.[1] ?? []) as (string | null)[];
       const held = job !== null && job !== undefined && live.get(job) === `l${lanes[i]}`;

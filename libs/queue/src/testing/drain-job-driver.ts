@@ -47,6 +47,15 @@ export class DrainJobDriver {
     };
   }
 
+  /**
+   * The process running a taken job dies and BullMQ's stalled check puts the job back
+   * in the wait list, its lock gone: the next `take` re-runs it with a new token, and
+   * the old run is a zombie whose token fences nothing any more.
+   */
+  async crash(taken: TakenDrainJob): Promise<void> {
+    await taken.job.moveToWait(taken.ref.token);
+  }
+
   /** Completes a taken job in BullMQ, as the worker does when its processor returns. */
   async complete(taken: TakenDrainJob): Promise<void> {
     await taken.job.moveToCompleted('done', taken.ref.token, false);
