@@ -7,6 +7,7 @@ import { RelaygramInstall, secret, type AppProcess } from '../harness/relaygram-
 import type { UpdateStream } from '../harness/update-factory';
 import { failedRow, row } from '../report/results';
 import { Samples } from '../stats/percentiles';
+import { commandDelta, parseCommandStats, type CommandDelta } from '../stats/command-stats';
 import { judgeStep, sustainableRate, type DepthSample, type StepJudgement } from '../stats/ramp';
 import { firstLine } from './ingress.bench';
 
@@ -78,6 +79,13 @@ export async function endToEndBench(ctx: BenchContext): Promise<void> {
       durationSec,
       maxInFlight: MAX_IN_FLIGHT,
     });
+    const commandStats = async () => parseCommandStats(await ctx.redis.client.info('commandstats'));
+    /** Redis work per accepted update over a step (the shared Redis counts other clients too). */
+    const redisWork = (delta: CommandDelta, accepted: number) => ({
+      scripts: accepted ? delta.scripts / accepted : undefined,
+      commands: accepted ? delta.commands / accepted : undefined,
+      top: delta.top,
+    });
     const drain = async (timeoutMs: number) => {
       const deadline = Date.now() + timeoutMs;
       while ((await depth()) > 0) {
@@ -101,9 +109,14 @@ export async function endToEndBench(ctx: BenchContext): Promise<void> {
     await receiver.call('reset');
 
     ctx.log(`e2e: ${LIGHT_RATE}/s for ${lightSec} s`);
+    const lightPids = [ingress.pid, dispatcher.pid, ...(ctx.redis.pid ? [ctx.redis.pid] : [])];
+    const lightCpu = new CpuWindow(lightPids).start();
+    const lightStatsBefore = await commandStats();
     const light = await generator.call<OpenLoopResult>('run', spec(LIGHT_RATE, lightSec));
     nextId += light.idsUsed;
     await drain(30_000);
+    const lightUsed = lightCpu.stop();
+    const lightWork = redisWork(commandDelta(lightStatsBefore, await commandStats()), light.ok);
     await sleep(500);
     const lightTaken = await receiver.call<{ latencies: Float64Array }>('takeLatencies');
     const lightLat = new Samples(lightTaken.latencies.length);
@@ -127,6 +140,10 @@ export async function endToEndBench(ctx: BenchContext): Promise<void> {
         unit: 'ms',
         value: lightE2e.p99,
       }),
+      ...workRows(ctx, LIGHT_RATE, lightWork, lightUsed, light.ok, {
+        ingress: ingress.pid,
+        dispatcher: dispatcher.pid,
+      }),
     );
     await receiver.call('reset');
 
@@ -134,12 +151,14 @@ export async function endToEndBench(ctx: BenchContext): Promise<void> {
     const rss = new RssSampler([ingress.pid, dispatcher.pid]).start();
     const pids = [ingress.pid, dispatcher.pid, ...(ctx.redis.pid ? [ctx.redis.pid] : [])];
     const cpu = new CpuWindow(pids).start();
+    const fixedStatsBefore = await commandStats();
     const fixed = await generator.call<OpenLoopResult>('run', spec(RATE, fixedSec));
     nextId += fixed.idsUsed;
     ctx.heap.ingress = await scrapeHeap(ingress.adminUrl);
     ctx.heap.dispatcher = await scrapeHeap(dispatcher.adminUrl);
     const drained = await drain(30_000);
     const used = cpu.stop();
+    const fixedWork = redisWork(commandDelta(fixedStatsBefore, await commandStats()), fixed.ok);
     const peaks = rss.stop();
     ctx.rss.ingress = Math.max(ctx.rss.ingress ?? 0, peaks.get(ingress.pid) ?? 0);
     ctx.rss.dispatcher = Math.max(ctx.rss.dispatcher ?? 0, peaks.get(dispatcher.pid) ?? 0);
@@ -186,36 +205,18 @@ export async function endToEndBench(ctx: BenchContext): Promise<void> {
         value: answer.summary().p99,
       }),
     );
-    const perUpdate = (pid: number) => {
-      const micros = used.get(pid);
-      return micros === undefined || fixed.ok === 0 ? undefined : micros / fixed.ok;
-    };
     ctx.rows.push(
-      row({
-        section: SECTION,
-        name: 'ingress CPU per update',
-        unit: 'µs',
-        value: perUpdate(ingress.pid),
-      }),
-      row({
-        section: SECTION,
-        name: 'dispatcher CPU per update',
-        unit: 'µs',
-        value: perUpdate(dispatcher.pid),
+      ...workRows(ctx, RATE, fixedWork, used, fixed.ok, {
+        ingress: ingress.pid,
+        dispatcher: dispatcher.pid,
       }),
     );
-    if (ctx.redis.pid) {
-      ctx.rows.push(
-        row({
-          section: SECTION,
-          name: 'Redis CPU per update',
-          unit: 'µs',
-          value: perUpdate(ctx.redis.pid),
-        }),
-      );
-    }
 
-    const steps: (StepJudgement & { rate: number })[] = [];
+    const steps: (StepJudgement & {
+      rate: number;
+      redisScriptsPerUpdate?: number;
+      redisCommandsPerUpdate?: number;
+    })[] = [];
     for (const rate of RAMP) {
       if (!(await drain(20_000))) {
         ctx.log('e2e: ramp stopped: the queue did not drain between steps');
@@ -224,6 +225,7 @@ export async function endToEndBench(ctx: BenchContext): Promise<void> {
       ctx.log(`e2e: ramp ${rate}/s for ${stepSec} s`);
       const samples: DepthSample[] = [];
       const stepStart = Date.now();
+      const stepStats = await commandStats();
       const sampler = setInterval(() => {
         void depth().then(
           (d) => samples.push({ t: Date.now() - stepStart, depth: d }),
@@ -242,9 +244,15 @@ export async function endToEndBench(ctx: BenchContext): Promise<void> {
         depth: samples,
       });
       if (result.failed) judged.reasons.push(`failures: ${describeFailures(result.failures)}`);
-      steps.push({ ...judged, rate });
+      const work = redisWork(commandDelta(stepStats, await commandStats()), result.ok);
+      steps.push({
+        ...judged,
+        rate,
+        redisScriptsPerUpdate: work.scripts,
+        redisCommandsPerUpdate: work.commands,
+      });
       ctx.log(
-        `e2e: ${rate}/s: ${judged.sustainable ? 'sustained' : `not sustained (${judged.reasons.join(', ')})`}`,
+        `e2e: ${rate}/s: ${judged.sustainable ? 'sustained' : `not sustained (${judged.reasons.join(', ')})`}; Redis ${work.scripts?.toFixed(2)} scripts, ${work.commands?.toFixed(1)} commands per update (queue not drained within the step: partial)`,
       );
       if (!judged.sustainable) break;
     }
@@ -268,6 +276,7 @@ export async function endToEndBench(ctx: BenchContext): Promise<void> {
         failed: light.failed,
         skipped: light.skipped,
         postToReceiptMs: lightE2e,
+        redisPerUpdate: lightWork,
       },
       fixed: {
         rate: RATE,
@@ -279,6 +288,7 @@ export async function endToEndBench(ctx: BenchContext): Promise<void> {
         received,
         postToReceiptMs: e2e,
         webhookAnswerMs: answer.summary(),
+        redisPerUpdate: fixedWork,
       },
       ramp: steps,
       peakRssBytes: { ingress: ctx.rss.ingress, dispatcher: ctx.rss.dispatcher },
@@ -288,6 +298,66 @@ export async function endToEndBench(ctx: BenchContext): Promise<void> {
     await install?.close();
     await deleteKeys(ctx.redis.client, prefix);
   }
+}
+
+/**
+ * Redis scripts and commands per accepted update (from INFO commandstats around the
+ * step, drain included) and CPU per update of each process, at one rate.
+ */
+function workRows(
+  ctx: BenchContext,
+  rate: number,
+  work: { scripts?: number; commands?: number },
+  used: Map<number, number | undefined>,
+  accepted: number,
+  pids: { ingress: number; dispatcher: number },
+) {
+  const perUpdate = (pid: number | undefined) => {
+    const micros = pid === undefined ? undefined : used.get(pid);
+    return micros === undefined || accepted === 0 ? undefined : micros / accepted;
+  };
+  const shared =
+    ctx.redis.source === 'private redis-server'
+      ? undefined
+      : 'shared Redis: includes other clients';
+  return [
+    row({
+      section: SECTION,
+      name: `Redis scripts per update (${rate}/s)`,
+      unit: '',
+      value: work.scripts,
+      ...(rate === RATE ? { target: { kind: 'at-most' as const, max: 2.5, unit: '' } } : {}),
+      note: shared,
+    }),
+    row({
+      section: SECTION,
+      name: `Redis commands per update (${rate}/s)`,
+      unit: '',
+      value: work.commands,
+    }),
+    row({
+      section: SECTION,
+      name: `ingress CPU per update (${rate}/s)`,
+      unit: 'µs',
+      value: perUpdate(pids.ingress),
+    }),
+    row({
+      section: SECTION,
+      name: `dispatcher CPU per update (${rate}/s)`,
+      unit: 'µs',
+      value: perUpdate(pids.dispatcher),
+    }),
+    ...(ctx.redis.pid
+      ? [
+          row({
+            section: SECTION,
+            name: `Redis CPU per update (${rate}/s)`,
+            unit: 'µs',
+            value: perUpdate(ctx.redis.pid),
+          }),
+        ]
+      : []),
+  ];
 }
 
 function describeFailures(failures: Record<string, number>): string {
