@@ -1,5 +1,6 @@
 import { CallHistory } from './call-history';
 import type { BotIdentity, TelegramUser, Update } from './emulator.types';
+import type { FloodControl } from './flood-control';
 import { ForcedFailures } from './forced-failures';
 import { MessageStore } from './message-store';
 import type { TelegramError } from './telegram-error';
@@ -43,6 +44,8 @@ export class BotState {
   pusher: WebhookPusher | undefined;
   poll: PendingPoll | undefined;
   commands: unknown[] = [];
+  /** Flood limits in force; none when undefined. */
+  flood: FloodControl | undefined;
   private pollWakeScheduled = false;
   private readonly callbackQueryIds = new Set<string>();
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AddBotOptions, CallbackUpdateOptions, MessageUpdateOptions } from './emulator.types';
 import { CONTROL_PREFIX } from './emulator-server';
+import { validateFloodLimits } from './flood-control';
 import { validateFailSpec } from './forced-failures';
 import type { TelegramEmulator } from './telegram-emulator';
 
@@ -89,6 +90,19 @@ export function registerControlRoutes(app: FastifyInstance, emulator: TelegramEm
   app.delete<BotRoute>(base + '/bots/:bot/fail', (request) => {
     emulator.clearFailures(request.params.bot);
     return { ok: true };
+  });
+
+  app.put<BotRoute>(base + '/bots/:bot/flood-limits', (request) => {
+    emulator.setFloodLimits(request.params.bot, validateFloodLimits(request.body ?? {}));
+    return { ok: true };
+  });
+  app.delete<BotRoute>(base + '/bots/:bot/flood-limits', (request) => {
+    emulator.setFloodLimits(request.params.bot, null);
+    return { ok: true };
+  });
+  app.get<BotRoute>(base + '/bots/:bot/flood', (request, reply) => {
+    const stats = emulator.floodStats(request.params.bot);
+    return stats ?? reply.code(404).send({ error: 'no flood limits are set for this bot' });
   });
 
   app.get<BotRoute>(base + '/bots/:bot/webhook', (request) =>

@@ -7,6 +7,8 @@ import type {
   CallQuery,
   FailSpec,
   FailureTimes,
+  FloodLimits,
+  FloodStats,
   MessageUpdateOptions,
   RecordedCall,
   TelegramMessage,
@@ -128,6 +130,21 @@ export class EmulatorControlClient {
 
   failUnauthorized(bot: BotRef, times?: FailureTimes): Promise<void> {
     return this.fail(bot, unauthorizedFailure(times));
+  }
+
+  /** Enforces flood limits on a bot from now on; null lifts them. */
+  async setFloodLimits(bot: BotRef, limits: FloodLimits | null): Promise<void> {
+    if (limits === null) await this.call('DELETE', `${botPath(bot)}/flood-limits`);
+    else await this.call('PUT', `${botPath(bot)}/flood-limits`, limits);
+  }
+
+  async floodStats(bot: BotRef): Promise<FloodStats | undefined> {
+    try {
+      return await this.call('GET', `${botPath(bot)}/flood`);
+    } catch (error) {
+      if (error instanceof EmulatorControlError && error.status === 404) return undefined;
+      throw error;
+    }
   }
 
   async clearFailures(bot: BotRef): Promise<void> {

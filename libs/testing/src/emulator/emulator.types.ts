@@ -77,6 +77,35 @@ export interface AddBotOptions {
   token?: string;
   username?: string;
   firstName?: string;
+  /** Telegram's flood limits for this bot; none when absent (see FloodLimits). */
+  floodLimits?: FloodLimits;
+}
+
+/**
+ * Flood limits the emulator enforces on a bot's sending calls (send* but
+ * sendChatAction, copy*, forward*, editMessage*), each optional, on its own clock:
+ * - `perSecond`: the bot as a whole, a bucket of that many sends refilled at that rate;
+ * - `perChatPerSecond` and `chatBurst` (default 1): one chat, a bucket of `chatBurst`
+ *   refilled at `perChatPerSecond`;
+ * - `perGroupPerMinute`: one group or channel (chat ids below 0, `@username`), at most
+ *   that many sends in any 60 s.
+ * A call over a limit is answered like Telegram: 429 `Too Many Requests: retry after N`
+ * with `parameters.retry_after`, and counts against none.
+ */
+export interface FloodLimits {
+  perSecond?: number;
+  perChatPerSecond?: number;
+  chatBurst?: number;
+  perGroupPerMinute?: number;
+}
+
+export interface FloodStats {
+  limits: FloodLimits;
+  /** Sending calls let through. */
+  accepted: number;
+  /** Sending calls answered 429 for a flood limit, and which limit each hit first. */
+  limited: number;
+  limitedBy: { bot: number; chat: number; group: number };
 }
 
 export interface BotIdentity {

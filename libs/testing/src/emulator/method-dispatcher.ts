@@ -12,7 +12,13 @@ import {
   type MethodTable,
 } from './method-call';
 import { sendMethods } from './send-methods';
-import { internalError, notFound, TelegramError, unauthorized } from './telegram-error';
+import {
+  internalError,
+  notFound,
+  TelegramError,
+  tooManyRequests,
+  unauthorized,
+} from './telegram-error';
 import { normalizeParams, summarizeParams } from './telegram-params';
 import { webhookMethods } from './webhook-methods';
 
@@ -101,6 +107,8 @@ export class MethodDispatcher {
       if (request.rejectWith) throw request.rejectWith;
       const forced = bot.failures.size > 0 ? bot.failures.take(lower) : undefined;
       if (forced?.kind === 'error') throw forced.error;
+      const retryAfter = bot.flood?.check(lower, params, call.time);
+      if (retryAfter !== undefined) throw tooManyRequests(retryAfter);
       if (forced?.kind === 'drop') {
         outcome = { drop: true };
       } else {

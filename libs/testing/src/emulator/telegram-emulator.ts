@@ -15,6 +15,8 @@ import type {
   CallQuery,
   EmulatorLimits,
   FailSpec,
+  FloodLimits,
+  FloodStats,
   FailureTimes,
   MessageUpdateOptions,
   RecordedCall,
@@ -25,6 +27,7 @@ import type {
   WebhookInfo,
 } from './emulator.types';
 import { FileStore } from './file-store';
+import { FloodControl } from './flood-control';
 import {
   blockedByUserFailure,
   serverErrorFailure,
@@ -134,7 +137,19 @@ export class TelegramEmulator {
 
   /** Adds a bot (a realistic token is generated when none is given). */
   addBot(options: AddBotOptions = {}): BotIdentity {
-    return { ...this.registry.add(options).identity };
+    const bot = this.registry.add(options);
+    if (options.floodLimits) bot.flood = new FloodControl(options.floodLimits);
+    return { ...bot.identity };
+  }
+
+  /** Enforces Telegram's flood limits on a bot from now on (null lifts them); counts restart. */
+  setFloodLimits(ref: BotRef, limits: FloodLimits | null): void {
+    this.resolve(ref).flood = limits ? new FloodControl(limits) : undefined;
+  }
+
+  /** What the flood limits let through and refused; undefined when none are set. */
+  floodStats(ref: BotRef): FloodStats | undefined {
+    return this.resolve(ref).flood?.stats();
   }
 
   bots(): BotIdentity[] {
