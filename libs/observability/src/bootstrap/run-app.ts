@@ -167,6 +167,9 @@ export async function startApp(
     genReqId: requestIdOf,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // No Nest middleware is used anywhere: middie's hook would run for every request
+    // and do nothing.
+    skipMiddie: true,
   });
   const nestLogger = new PinoNestLogger(logger);
   const app = await NestFactory.create<NestFastifyApplication>(
