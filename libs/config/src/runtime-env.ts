@@ -1,3 +1,4 @@
+import { parseFaultInjection, type FaultInjection } from './fault-injection';
 import { Secret } from './secret';
 
 export type ServiceName = 'ingress' | 'dispatcher' | 'gateway' | 'standalone';
@@ -24,6 +25,8 @@ export interface RuntimeEnv {
   readonly logLevel: LogLevel;
   readonly redisUrl?: string;
   readonly telegramApiBase?: string;
+  /** RELAYGRAM_FAULTS: fault injection for the chaos suite; empty in production. */
+  readonly faults: FaultInjection;
 }
 
 export class RuntimeEnvError extends Error {
@@ -62,6 +65,7 @@ export function readRuntimeEnv(
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     problems.push(`LOG_LEVEL: must be one of ${LOG_LEVELS.join(', ')}`);
   }
+  const faults = parseFaultInjection(env.RELAYGRAM_FAULTS, problems);
   if (problems.length) throw new RuntimeEnvError(problems);
   return Object.freeze({
     configPath: env.RELAYGRAM_CONFIG || 'config/relaygram.yaml',
@@ -73,5 +77,6 @@ export function readRuntimeEnv(
     logLevel: logLevel as LogLevel,
     redisUrl: env.REDIS_URL || undefined,
     telegramApiBase: env.TELEGRAM_API_BASE || undefined,
+    faults,
   });
 }

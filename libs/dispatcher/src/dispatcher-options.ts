@@ -5,6 +5,7 @@ import {
   DRAIN_MAX_STALLED_COUNT,
   RECONCILE_EVERY_MS,
 } from '@relaygram/contracts';
+import type { FaultInjection } from '@relaygram/config';
 import { ROUTE_REMOVED_AFTER_MS } from '@relaygram/queue';
 
 /** Tuning of the dispatcher; every field has a production default. */
@@ -32,6 +33,13 @@ export interface DispatcherModuleOptions {
   routeRemovedAfterMs?: number;
   /** BullMQ's check for jobs of dead workers. */
   stalledIntervalMs?: number;
+  /**
+   * Chaos suite only (RELAYGRAM_FAULTS): the process kills itself with this probability
+   * right after a drain job claimed another lane's head, before sending it...
+   */
+  dieAfterClaim?: number;
+  /** ...or right after a drain job handed its lane on. */
+  dieAfterYield?: number;
 }
 
 export type ResolvedDispatcherOptions = Required<DispatcherModuleOptions>;
@@ -47,14 +55,27 @@ export const DISPATCHER_DEFAULTS: ResolvedDispatcherOptions = Object.freeze({
   reconcileEveryMs: RECONCILE_EVERY_MS,
   routeRemovedAfterMs: ROUTE_REMOVED_AFTER_MS,
   stalledIntervalMs: 15_000,
+  dieAfterClaim: 0,
+  dieAfterYield: 0,
 });
 
 export const DISPATCHER_OPTIONS = Symbol('RELAYGRAM_DISPATCHER_OPTIONS');
 
+/** The options, over the defaults, over what RELAYGRAM_FAULTS asks of the chaos suite. */
 export function resolveDispatcherOptions(
   options: DispatcherModuleOptions | undefined,
+  faults: FaultInjection = {},
 ): ResolvedDispatcherOptions {
-  return { ...DISPATCHER_DEFAULTS, ...stripUndefined(options ?? {}) };
+  return {
+    ...DISPATCHER_DEFAULTS,
+    ...stripUndefined({
+      lockDurationMs: faults.drainLockMs,
+      maxStalledCount: faults.maxStalledCount,
+      dieAfterClaim: faults.dieAfterClaim,
+      dieAfterYield: faults.dieAfterYield,
+    }),
+    ...stripUndefined(options ?? {}),
+  };
 }
 
 function stripUndefined(options: DispatcherModuleOptions): DispatcherModuleOptions {

@@ -63,8 +63,9 @@ function childLogger(logger: Logger): Logger {
   providers: [
     {
       provide: DISPATCHER_OPTIONS,
-      inject: [{ token: MODULE_OPTIONS_TOKEN, optional: true }],
-      useFactory: (options?: DispatcherModuleOptions) => resolveDispatcherOptions(options),
+      inject: [ConfigService, { token: MODULE_OPTIONS_TOKEN, optional: true }],
+      useFactory: (config: ConfigService, options?: DispatcherModuleOptions) =>
+        resolveDispatcherOptions(options, config.env.faults),
     },
     {
       provide: RouteRuntimes,

@@ -21,6 +21,8 @@ export interface QueueModuleOptions {
   connectionName?: string;
   /** How long start-up waits for Redis before going on without it (default 10 s). */
   connectTimeoutMs?: number;
+  /** Chaos suite only (RELAYGRAM_FAULTS die_after_enqueue): see UpdateEnqueuer. */
+  dieAfterEnqueue?: number;
 }
 
 const logger = new Logger('Redis');
@@ -108,13 +110,17 @@ class RedisLifecycle implements OnApplicationShutdown {
     },
     {
       provide: UpdateEnqueuer,
-      inject: [QUEUE_CONTEXT, DrainScheduler],
-      useFactory: (ctx: QueueContext, scheduler: DrainScheduler) =>
-        new UpdateEnqueuer(ctx, scheduler, (error) =>
-          // The update is accepted; the reconciler gives the lane its job later.
-          logger.warn(
-            `drain job not added (the reconciler will add it): ${error instanceof Error ? error.message : String(error)}`,
-          ),
+      inject: [QUEUE_CONTEXT, DrainScheduler, MODULE_OPTIONS_TOKEN],
+      useFactory: (ctx: QueueContext, scheduler: DrainScheduler, options: QueueModuleOptions) =>
+        new UpdateEnqueuer(
+          ctx,
+          scheduler,
+          (error) =>
+            // The update is accepted; the reconciler arms its lanes' jobs later.
+            logger.warn(
+              `drain job not added (the reconciler will add it): ${error instanceof Error ? error.message : String(error)}`,
+            ),
+          options.dieAfterEnqueue,
         ),
     },
     {

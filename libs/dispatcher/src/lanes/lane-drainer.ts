@@ -33,6 +33,9 @@ export interface LaneDrainerSettings {
   lingerMs: number;
   /** A job ends after this long (handing its lane on), so locks and memory stay fresh. */
   lifetimeMs: number;
+  /** Chaos suite only: probability of a SIGKILL right after claiming another lane / yielding. */
+  dieAfterClaim: number;
+  dieAfterYield: number;
 }
 
 /** One run of one drain job. */
@@ -126,7 +129,14 @@ export class LaneDrainer {
     for (;;) {
       await this.#addJobs(result);
       const step = result.step;
-      if (step.kind === 'stale' || step.kind === 'end') return;
+      if (step.kind === 'stale') {
+        this.logger.warn(
+          { route: run.ref.route, job: run.ref.jobId },
+          'drain job refused by Redis (lost lock or lane): it stops without touching anything',
+        );
+        return;
+      }
+      if (step.kind === 'end') return;
       if (step.kind === 'idle') {
         const handOff = await this.#waitForHandOff(run);
         result = handOff
@@ -156,7 +166,13 @@ export class LaneDrainer {
     }
     // A run paused past its lock (or whose renewal failed) must not send: another run
     // may own the lane by now.
-    if (!(await this.locks.stillHeld(run.ref, run.lanes))) return undefined;
+    if (!(await this.locks.stillHeld(run.ref, run.lanes))) {
+      this.logger.warn(
+        { route: run.ref.route, job: run.ref.jobId, lane: head.lane },
+        'drain job lost its lock: it stops without sending',
+      );
+      return undefined;
+    }
 
     const outcome = await this.#attempt(route, head);
     if (outcome === 'aborted') {
@@ -165,13 +181,28 @@ export class LaneDrainer {
       return run.lanes.finish(run.ref, head, { kind: 'none' }, 'stop');
     }
     run.laneDone += 1;
-    return run.lanes.finish(
-      run.ref,
-      head,
-      outcome,
-      this.#then(run),
-      this.#waitOn(run),
-    );
+    const then = this.#then(run);
+    const result = await run.lanes.finish(run.ref, head, outcome, then, this.#waitOn(run));
+    this.#injectFaults(head, then, result);
+    return result;
+  }
+
+  /** RELAYGRAM_FAULTS (chaos suite): die where a crash is hardest to get right. */
+  #injectFaults(head: ClaimedHead, then: ThenWhat, result: DrainResult): void {
+    const { dieAfterClaim, dieAfterYield } = this.settings;
+    if (!dieAfterClaim && !dieAfterYield) return;
+    const claimedOther = result.step.kind === 'head' && result.step.lane !== head.lane;
+    if (
+      (claimedOther && Math.random() < dieAfterClaim) ||
+      (then === 'yield' && Math.random() < dieAfterYield)
+    ) {
+      this.logger.warn(
+        { fault: claimedOther ? 'die_after_claim' : 'die_after_yield' },
+        'RELAYGRAM_FAULTS: killing this process',
+      );
+      this.logger.flush?.();
+      process.kill(process.pid, 'SIGKILL');
+    }
   }
 
   #then(run: DrainRun): ThenWhat {
@@ -182,10 +213,7 @@ export class LaneDrainer {
       now - run.startedAt >= this.settings.lifetimeMs
     )
       return 'stop';
-    if (
-      run.laneDone >= this.settings.batchSize ||
-      now - run.laneSince >= this.settings.batchTimeMs
-    )
+    if (run.laneDone >= this.settings.batchSize || now - run.laneSince >= this.settings.batchTimeMs)
       return 'yield';
     return 'continue';
   }
@@ -271,11 +299,7 @@ export class LaneDrainer {
     return this.#outcome(route, head, answer, { fields, finishedAt, ms });
   }
 
-  #expired(
-    route: RouteRuntime,
-    head: ClaimedHead,
-    fields: Record<string, unknown>,
-  ): FinishOutcome {
+  #expired(route: RouteRuntime, head: ClaimedHead, fields: Record<string, unknown>): FinishOutcome {
     const attempts = head.attempt - 1;
     this.#dead(route, attempts, DeadReason.Expired);
     this.logger.warn(

@@ -23,6 +23,7 @@ export class CoreModule {
           redisUrl: boot.config.redis.url,
           prefix: boot.config.redis.prefix,
           connectionName: `relaygram-${boot.service}`,
+          dieAfterEnqueue: boot.env.faults.dieAfterEnqueue,
         }),
         ObservabilityModule.forRoot({
           service: boot.service,

@@ -71,6 +71,8 @@ export class UpdateEnqueuer {
     private readonly ctx: QueueContext,
     private readonly scheduler: DrainScheduler,
     private readonly onScheduleError: (error: unknown) => void = () => undefined,
+    /** Chaos suite only (RELAYGRAM_FAULTS): the probability of dying between the script and the job add. */
+    private readonly dieAfterScript = 0,
   ) {}
 
   async enqueue(update: UpdateToEnqueue): Promise<EnqueueResult> {
@@ -125,13 +127,19 @@ export class UpdateEnqueuer {
     }
     const reply = (await redis.rgEnqueue(keyArgs.length, ...keyArgs, ...argv)) as unknown[];
     if (Number(reply[0]) === 0) return { status: 'duplicate', deliveries: 0, jobsAdded: DONE };
-    if (update.deliveries.length === 0) return { status: 'ignored', deliveries: 0, jobsAdded: DONE };
+    if (update.deliveries.length === 0)
+      return { status: 'ignored', deliveries: 0, jobsAdded: DONE };
 
     const failures = (reply[2] ?? []) as unknown[];
     for (const failure of failures) {
-      this.onScheduleError(new Error(`lane not scheduled (the reconciler retries): ${String(failure)}`));
+      this.onScheduleError(
+        new Error(`lane not scheduled (the reconciler retries): ${String(failure)}`),
+      );
     }
     const { arms } = parseJobsToAdd(reply);
+    if (this.dieAfterScript && arms.length && Math.random() < this.dieAfterScript) {
+      process.kill(process.pid, 'SIGKILL');
+    }
     const jobsAdded = arms.length
       ? this.scheduler.add({ arms, wakes: [] }).catch((error: unknown) => {
           // The update is accepted (see the crash analysis): the reconciler arms again.
