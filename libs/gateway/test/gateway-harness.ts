@@ -26,6 +26,10 @@ export interface HarnessOptions {
   emulator?: TelegramEmulatorOptions;
   /** `outbound:` keys of main-bot and other-bot (pacing), e.g. `{ per_second: 1000 }`. */
   outbound?: Record<string, string | number | boolean>;
+  /** `outbound:` keys of other-bot alone, when it needs others than main-bot. */
+  otherOutbound?: Record<string, string | number | boolean>;
+  /** Another Redis than the tests' own (one a test stops). */
+  redisUrl?: string;
 }
 
 export interface GatewayHarness {
@@ -49,6 +53,8 @@ export interface GatewayHarness {
   env: Record<string, string | undefined>;
   /** `<numericId>:<clientToken>`, what bot frameworks take as their token. */
   dropInToken(bot: BotIdentity, clientToken?: string): string;
+  /** Another gateway process of the same install: same config, Redis and emulator. */
+  startReplica(): Promise<RunningApp>;
   close(): Promise<void>;
 }
 
@@ -104,7 +110,7 @@ export async function startGatewayHarness(options: HarnessOptions = {}): Promise
     '  - id: other-bot',
     '    token_env: GW_OTHER_TOKEN',
     '    mode: polling',
-    ...outboundYaml(options.outbound),
+    ...outboundYaml(options.otherOutbound ?? options.outbound),
     '  - id: lonely-bot',
     '    token_env: GW_LONELY_TOKEN',
     '    mode: polling',
@@ -121,6 +127,7 @@ export async function startGatewayHarness(options: HarnessOptions = {}): Promise
   ].join('\n');
   await writeFile(configPath, yaml);
   const env = testAppEnv(configPath, {
+    ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
     HOST: '127.0.0.1',
     LOG_LEVEL: options.logLevel ?? 'warn',
     GW_MAIN_TOKEN: main.token,
@@ -130,9 +137,8 @@ export async function startGatewayHarness(options: HarnessOptions = {}): Promise
     GW_NARROW_TOKEN: narrowToken,
   });
   const logs: string[] = [];
-  let running: RunningApp;
-  try {
-    running = await startApp(
+  const start = () =>
+    startApp(
       { service: 'gateway', module: (boot) => GatewayTestModule.forRoot(boot, options) },
       {
         env,
@@ -145,6 +151,10 @@ export async function startGatewayHarness(options: HarnessOptions = {}): Promise
         }),
       },
     );
+  const replicas: RunningApp[] = [];
+  let running: RunningApp;
+  try {
+    running = await start();
   } catch (error) {
     await emulator.stop();
     await rm(dir, { recursive: true, force: true });
@@ -164,7 +174,13 @@ export async function startGatewayHarness(options: HarnessOptions = {}): Promise
     yaml,
     env,
     dropInToken: (bot, token = siteToken) => `${bot.id}:${token}`,
+    async startReplica() {
+      const replica = await start();
+      replicas.push(replica);
+      return replica;
+    },
     async close() {
+      await Promise.all(replicas.map((replica) => replica.close()));
       await running.close();
       await emulator.stop();
       await rm(dir, { recursive: true, force: true });
