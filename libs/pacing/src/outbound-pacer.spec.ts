@@ -60,8 +60,8 @@ async function countedClient(url: string, name: string, wait = true): Promise<Co
   const redis = createRedis(url, { connectionName: `test-pacer-${name}` });
   if (wait && !(await waitForRedis(redis))) throw new Error('no Redis answers');
   let count = 0;
-  const original = redis.sendCommand.bind(redis);
-  redis.sendCommand = ((...args: Parameters<typeof original>) => {
+  const original = redis.sendCommand.bind(redis) as (...args: unknown[]) => unknown;
+  redis.sendCommand = ((...args: unknown[]) => {
     count++;
     return original(...args);
   }) as typeof redis.sendCommand;
@@ -95,6 +95,16 @@ describe('OutboundPacer on a shared Redis', () => {
     const result = await a.acquire(bot(), 'sendMessage', send(1));
     expect(result).toMatchObject({ kind: 'go', budget: 'none', plan: { chat: { key: '1' } } });
     expect(commands()).toBe(1);
+  });
+
+  it('waits for a connection still being made instead of pacing alone', async () => {
+    const fresh = await countedClient(redisUrl(), 'fresh', false);
+    clients.push(fresh.redis);
+    const made = new OutboundPacer(fresh.redis, keys);
+    pacers.push(made);
+    expect(fresh.redis.status).not.toBe('ready');
+    expect(await made.acquire(bot(), 'sendMessage', send(2))).toMatchObject({ kind: 'go' });
+    expect(made.mode).toBe('shared');
   });
 
   it('sleeps once until the slot of a call that must wait, then checks once for a pause', async () => {

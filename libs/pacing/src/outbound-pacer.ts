@@ -72,6 +72,8 @@ const UNPACED: PaceResult = Object.freeze({ kind: 'unpaced' });
 const ABORTED: PaceResult = Object.freeze({ kind: 'aborted' });
 /** A slow answer now and then is not an outage: this many in a row, or a lost connection, is. */
 const FAILURES_TO_DEGRADE = 3;
+/** ioredis states of a connection being made for the first time (not lost and retried). */
+const CONNECTING = new Set(['wait', 'connecting', 'connect']);
 /** Re-reservations after pauses found at the slot; each waits out a pause, so few ever happen. */
 const MAX_ROUNDS = 4;
 
@@ -97,6 +99,7 @@ export class OutboundPacer {
   #mode: PacingMode = 'shared';
   #failures = 0;
   #probe?: NodeJS.Timeout;
+  #whenReady?: Promise<void>;
   #closed = false;
 
   constructor(
@@ -192,7 +195,7 @@ export class OutboundPacer {
     const local = this.#local.pause(bot.id, plan.chat?.key, retryAfterMs, Date.now());
     if (this.#mode === 'shared') {
       try {
-        const shared = await this.#bounded(
+        const shared = await this.#bounded(() =>
           this.#shared.pause(bot.id, plan.chat?.key, retryAfterMs),
         );
         return shared;
@@ -207,7 +210,7 @@ export class OutboundPacer {
   async pauses(botId: string): Promise<BotPauses> {
     if (this.#mode === 'shared') {
       try {
-        const shared = await this.#bounded(this.#shared.pauses(botId));
+        const shared = await this.#bounded(() => this.#shared.pauses(botId));
         return { mode: 'shared', ...shared };
       } catch (error) {
         this.#failed(error);
@@ -237,7 +240,7 @@ export class OutboundPacer {
   async #reserve(botId: string, plan: CallPlan, p: BudgetParams): Promise<SharedDecision> {
     if (this.#mode === 'shared') {
       try {
-        const decision = await this.#bounded(this.#shared.reserve(botId, plan, p));
+        const decision = await this.#bounded(() => this.#shared.reserve(botId, plan, p));
         this.#failures = 0;
         return decision;
       } catch (error) {
@@ -254,7 +257,7 @@ export class OutboundPacer {
   async #pausedFor(botId: string, chat: string | undefined): Promise<number> {
     if (this.#mode === 'shared') {
       try {
-        return await this.#bounded(this.#shared.pausedFor(botId, chat));
+        return await this.#bounded(() => this.#shared.pausedFor(botId, chat));
       } catch (error) {
         this.#failed(error);
       }
@@ -264,8 +267,24 @@ export class OutboundPacer {
     return until === undefined ? 0 : until - now;
   }
 
-  #bounded<T>(promise: Promise<T>): Promise<T> {
-    return withTimeout(promise, this.#timeoutMs);
+  /**
+   * A Redis call bounded by the timeout. A connection still being made (a process just
+   * started) is waited for within that bound; a lost one fails at once.
+   */
+  #bounded<T>(promise: Promise<T> | (() => Promise<T>)): Promise<T> {
+    const run = typeof promise === 'function' ? promise : () => promise;
+    const status = this.redis.status;
+    if (status === 'ready' || !CONNECTING.has(status)) return withTimeout(run(), this.#timeoutMs);
+    this.#whenReady ??= new Promise<void>((resolve) =>
+      this.redis.once('ready', () => {
+        this.#whenReady = undefined;
+        resolve();
+      }),
+    );
+    return withTimeout(
+      this.#whenReady.then(() => run()),
+      this.#timeoutMs,
+    );
   }
 
   /** One failed Redis call: a lost connection degrades at once, slowness after a few. */
@@ -287,7 +306,7 @@ export class OutboundPacer {
     this.#probe = setInterval(() => {
       if (probing) return;
       probing = true;
-      void this.#bounded(this.redis.ping())
+      void this.#bounded(() => this.redis.ping())
         .then(
           () => this.#recover(),
           () => undefined,
