@@ -1,10 +1,19 @@
 import { RESERVED_METHODS, type RelaygramConfig } from '@relaygram/config';
 import type { RelaygramMetrics } from '@relaygram/observability';
-import { TelegramClients, isBotApiMethodName, type TelegramCallEvent } from '@relaygram/telegram';
+import { OutboundPacer, type PaceResult } from '@relaygram/pacing';
+import {
+  TelegramClients,
+  TelegramError,
+  isBotApiMethodName,
+  type TelegramCallEvent,
+} from '@relaygram/telegram';
 import type { Logger } from 'pino';
 
-/** What happened to a webhook reply: the `outcome` label of the metric. */
-export type WebhookReplyOutcome = 'ok' | 'error' | 'refused';
+/**
+ * What happened to a webhook reply: the `outcome` label of the metric. `paced`: its bot
+ * had no slot for it within max_wait, so it was not sent.
+ */
+export type WebhookReplyOutcome = 'ok' | 'error' | 'refused' | 'paced';
 
 /** Where a reply came from, for the log line. */
 export interface ReplySource {
@@ -29,17 +38,39 @@ const NOT_FOUND = 404;
  * counted, never retried, and never change the delivery's outcome. The call is
  * awaited before the lane moves on, as Telegram finishes a reply before it sends the
  * chat's next update, so replies to one chat keep their order.
+ *
+ * Replies that send or edit a message are paced like the gateway's calls, by the same
+ * budgets in Redis: the reply waits for its slot (holding its lane, at most the bot's
+ * max_wait) or is not sent (`paced`). A Telegram 429 pauses what it hit for every
+ * process. Give the process's OutboundPacer (PacingModule) so the dispatcher and the
+ * gateway of a standalone process share one fallback budget; without one the executor
+ * connects a pacer of its own.
  */
 export class WebhookReplyExecutor {
   #clients: TelegramClients | undefined;
+  #config: RelaygramConfig;
+  readonly #pacer: OutboundPacer;
+  readonly #ownsPacer: boolean;
   readonly #methodLabels = new Set<string>();
 
   constructor(
     config: RelaygramConfig,
     private readonly metrics: RelaygramMetrics,
     private readonly logger: Logger,
+    pacer?: OutboundPacer,
   ) {
+    this.#config = config;
     this.#clients = this.#build(config);
+    this.#ownsPacer = pacer === undefined;
+    this.#pacer =
+      pacer ??
+      OutboundPacer.connect(config.redis, {
+        connectionName: 'relaygram-dispatcher-pacing',
+        logger: {
+          warn: (fields, message) => logger.warn(fields, message),
+          info: (fields, message) => logger.info(fields, message),
+        },
+      });
   }
 
   /** A body with no `method` is an ordinary answer: nothing happens. */
@@ -62,10 +93,20 @@ export class WebhookReplyExecutor {
       return 'refused';
     }
     const client = this.#clients?.get(source.bot);
-    if (!client) {
+    const bot = this.#config.bots.find((b) => b.id === source.bot);
+    if (!client || !bot) {
       this.#count(source.route, 'error');
       this.logger.warn({ ...fields, method }, 'webhook reply failed: the bot is not configured');
       return 'error';
+    }
+    const pace = await this.#pace(bot, method, params);
+    if (pace.kind === 'refused' || pace.kind === 'aborted') {
+      this.#count(source.route, 'paced');
+      this.logger.warn(
+        { ...fields, method, retry_after: pace.kind === 'refused' ? pace.retryAfter : undefined },
+        'webhook reply not sent: no slot in its bot budget within max_wait',
+      );
+      return 'paced';
     }
     try {
       await client.call(method, params, { timeoutMs: WEBHOOK_REPLY_TIMEOUT_MS });
@@ -73,6 +114,14 @@ export class WebhookReplyExecutor {
       this.logger.debug({ ...fields, method }, 'webhook reply sent');
       return 'ok';
     } catch (error) {
+      if (pace.kind === 'go' && error instanceof TelegramError && error.errorCode === 429) {
+        const report = await this.#pacer.reportTooManyRequests(
+          bot,
+          pace.plan,
+          error.retryAfter ?? 1,
+        );
+        this.metrics.telegram429.inc({ bot: bot.id, scope: report.scope });
+      }
       this.#count(source.route, 'error');
       // Errors of the telegram lib never carry the token (see telegram.errors.ts).
       this.logger.warn(
@@ -84,6 +133,7 @@ export class WebhookReplyExecutor {
   }
 
   async replace(config: RelaygramConfig): Promise<void> {
+    this.#config = config;
     if (!this.#clients) {
       this.#clients = this.#build(config);
       return;
@@ -100,6 +150,24 @@ export class WebhookReplyExecutor {
 
   async close(): Promise<void> {
     await this.#clients?.closeAll();
+    if (this.#ownsPacer) await this.#pacer.close();
+  }
+
+  async #pace(
+    bot: RelaygramConfig['bots'][number],
+    method: string,
+    params: Record<string, unknown>,
+  ): Promise<PaceResult> {
+    const result = await this.#pacer.acquire(bot, method, params);
+    if (result.kind === 'go') {
+      this.metrics.outboundWait.observe(
+        { bot: bot.id, budget: result.budget },
+        result.waitedMs / 1000,
+      );
+    } else if (result.kind === 'refused') {
+      this.metrics.outboundPaced.inc({ bot: bot.id, budget: result.budget });
+    }
+    return result;
   }
 
   #build(config: RelaygramConfig): TelegramClients | undefined {
