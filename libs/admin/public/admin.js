@@ -204,6 +204,7 @@
         ['poller lease', bot.poller ? (bot.poller.leased ? 'held' : 'free') : null],
         ['offset', bot.poller ? bot.poller.offset : null],
       ]),
+      bot.outbound ? outboundSection(bot.outbound) : null,
     );
     var actions = el(
       'div',
@@ -238,6 +239,53 @@
     card.appendChild(actions);
     card.appendChild(out);
     return card;
+  }
+
+  // The bot's send budgets and the pauses Telegram's 429s set.
+  function outboundSection(outbound) {
+    var pacing = outbound.pacing;
+    var section = el(
+      'section',
+      { class: 'outbound' },
+      el(
+        'h4',
+        null,
+        'Outbound pacing',
+        el(
+          'span',
+          { class: 'badge ' + (pacing === 'shared' ? 'ok' : pacing === 'off' ? 'warn' : 'bad') },
+          pacing,
+        ),
+      ),
+      fields([
+        ['per bot', outbound.per_second + ' / s'],
+        ['per chat', outbound.per_chat_per_second + ' / s, burst ' + outbound.chat_burst],
+        ['per group', outbound.per_group_per_minute + ' / min'],
+        ['longest wait', outbound.max_wait_ms / 1000 + ' s'],
+        ['broadcast share', outbound.broadcast_share + ' (reserved)'],
+        [
+          'bot paused',
+          outbound.pause
+            ? 'until ' + when(outbound.pause.until) + ' (' + outbound.pause.retry_after + ' s)'
+            : 'no',
+        ],
+        ['chats paused', outbound.paused_chats_total],
+      ]),
+    );
+    if (outbound.paused_chats.length) {
+      var list = el('ul', { class: 'paused-chats' });
+      outbound.paused_chats.forEach(function (chat) {
+        list.appendChild(
+          el(
+            'li',
+            null,
+            'chat ' + chat.chat + ': ' + chat.retry_after + ' s, until ' + when(chat.until),
+          ),
+        );
+      });
+      section.appendChild(list);
+    }
+    return section;
   }
 
   function webhookCall(method, id, out) {

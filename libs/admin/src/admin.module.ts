@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { PacingModule } from '@relaygram/pacing';
 import { AdminOverviewController } from './api/admin-overview.controller';
 import { BotsController } from './api/bots.controller';
 import { DeadLettersController } from './api/dead-letters.controller';
@@ -13,6 +14,7 @@ import { AdminTelegramClients } from './telegram/admin-telegram-clients';
  * provides: the config, the queue store and observability.
  */
 @Module({
+  imports: [PacingModule],
   controllers: [
     AdminPageController,
     AdminOverviewController,

@@ -9,7 +9,8 @@ import {
   UseFilters,
   UseGuards,
 } from '@nestjs/common';
-import { ConfigService, type BotConfig } from '@relaygram/config';
+import { ConfigService, outboundOf, type BotConfig } from '@relaygram/config';
+import { OutboundPacer } from '@relaygram/pacing';
 import {
   BotStatusReader,
   displayUrl,
@@ -32,7 +33,14 @@ interface PollerView {
   offset: number | null;
 }
 
-/** Bots: their health as /healthz shows it, their configuration, the poller, the webhook. */
+/** The chats a bot view lists among its pauses, longest first; the total is given too. */
+const MAX_PAUSED_CHATS_SHOWN = 50;
+
+/**
+ * Bots: their health as /healthz shows it, their configuration, the poller, the webhook,
+ * and their outbound budgets with the pauses in force (chat ids only here, behind the
+ * admin token; /healthz shows counts).
+ */
 @Controller('admin/api/bots')
 @UseGuards(AdminTokenGuard)
 @UseFilters(AdminErrorFilter)
@@ -42,6 +50,7 @@ export class BotsController {
     private readonly reader: BotStatusReader,
     private readonly telegram: AdminTelegramClients,
     @Inject(QUEUE_CONTEXT) private readonly ctx: QueueContext,
+    private readonly pacer: OutboundPacer,
   ) {}
 
   @Get()
@@ -139,7 +148,33 @@ export class BotsController {
       allowed_updates: bot.allowedUpdates,
     };
     if (bot.mode === 'polling') view.poller = await this.poller(bot.id);
+    view.outbound = await this.outbound(bot);
     return view;
+  }
+
+  /** The bot's send budgets as configured, and the pauses Telegram's 429s set. */
+  private async outbound(bot: BotConfig) {
+    const config = outboundOf(bot);
+    const pauses = await this.pacer.pauses(bot.id);
+    const pause = (until: number) => ({
+      until: new Date(until).toISOString(),
+      retry_after: Math.max(1, Math.ceil((until - pauses.now) / 1000)),
+    });
+    return {
+      pacing: config.enabled ? pauses.mode : 'off',
+      per_second: config.perSecond,
+      per_chat_per_second: config.perChatPerSecond,
+      chat_burst: config.chatBurst,
+      per_group_per_minute: config.perGroupPerMinute,
+      max_wait_ms: config.maxWaitMs,
+      broadcast_share: config.broadcastShare,
+      pause: pauses.botUntil === undefined ? null : pause(pauses.botUntil),
+      paused_chats: pauses.chats
+        .sort((a, b) => b.until - a.until)
+        .slice(0, MAX_PAUSED_CHATS_SHOWN)
+        .map((chat) => ({ chat: chat.chat, ...pause(chat.until) })),
+      paused_chats_total: pauses.chats.length,
+    };
   }
 
   private async poller(bot: string): Promise<PollerView | null> {

@@ -1,0 +1,159 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startApp, type RunningApp } from '@relaygram/observability';
+import { discardLogs, TelegramEmulator, testAppEnv, type BotIdentity } from '@relaygram/testing';
+import { chromium, type Browser } from 'playwright-core';
+import { request } from 'undici';
+import { GatewayAppModule } from '../src/app.module';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ADMIN_TOKEN = 'outbound-admin-token-0123456789';
+
+interface OutboundView {
+  pacing: string;
+  per_second: number;
+  per_chat_per_second: number;
+  chat_burst: number;
+  per_group_per_minute: number;
+  max_wait_ms: number;
+  broadcast_share: number;
+  pause: { until: string; retry_after: number } | null;
+  paused_chats: { chat: string; until: string; retry_after: number }[];
+  paused_chats_total: number;
+}
+
+/** The admin API and page show each bot's send budgets and the pauses Telegram set. */
+describe('outbound budgets and pauses on the admin page', () => {
+  let emulator: TelegramEmulator;
+  let bot: BotIdentity;
+  let running: RunningApp;
+  let dir: string;
+  const client = randomBytes(24).toString('base64url');
+  const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+  beforeAll(async () => {
+    emulator = await TelegramEmulator.start();
+    bot = emulator.addBot();
+    dir = await mkdtemp(join(tmpdir(), 'relaygram-admin-outbound-'));
+    const config = join(dir, 'relaygram.yaml');
+    await writeFile(
+      config,
+      [
+        'redis:',
+        '  url: redis://127.0.0.1:6379',
+        `  prefix: gw-admin-${randomBytes(4).toString('hex')}`,
+        'bots:',
+        '  - id: shop-bot',
+        '    token_env: OUT_BOT_TOKEN',
+        '    mode: polling',
+        '    outbound:',
+        '      per_second: 25',
+        '      per_chat_per_second: 2',
+        '      chat_burst: 4',
+        '      per_group_per_minute: 15',
+        '      max_wait: 3s',
+        '      broadcast_share: 0.5',
+        'routes: []',
+        'clients:',
+        '  - name: site',
+        '    token_env: OUT_CLIENT_TOKEN',
+        '    bots: [shop-bot]',
+        '',
+      ].join('\n'),
+    );
+    running = await startApp(
+      { service: 'gateway', module: (boot) => GatewayAppModule.forRoot(boot) },
+      {
+        env: testAppEnv(config, {
+          TELEGRAM_API_BASE: emulator.apiRoot,
+          OUT_BOT_TOKEN: bot.token,
+          OUT_CLIENT_TOKEN: client,
+          ADMIN_TOKEN,
+        }),
+        signals: false,
+        logDestination: discardLogs(),
+      },
+    );
+  });
+
+  afterAll(async () => {
+    await running?.close();
+    await emulator?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  async function outbound(): Promise<OutboundView> {
+    const res = await request(`${running.adminUrl}/admin/api/bots/shop-bot`, { headers: admin });
+    expect(res.statusCode).toBe(200);
+    return ((await res.body.json()) as { outbound: OutboundView }).outbound;
+  }
+
+  it('shows the budgets, and a chat paused by a Telegram 429 with its chat id and time left', async () => {
+    expect(await outbound()).toEqual({
+      pacing: 'shared',
+      per_second: 25,
+      per_chat_per_second: 2,
+      chat_burst: 4,
+      per_group_per_minute: 15,
+      max_wait_ms: 3000,
+      broadcast_share: 0.5,
+      pause: null,
+      paused_chats: [],
+      paused_chats_total: 0,
+    });
+    emulator.failTooManyRequests(bot.id, 40, 'sendMessage', 1);
+    const res = await request(`${running.url}/api/v1/shop-bot/messages/send`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-token': client },
+      body: JSON.stringify({ chat_id: 4242, text: 'too many' }),
+    });
+    expect(res.statusCode).toBe(502);
+    await res.body.dump();
+    const view = await outbound();
+    expect(view.pause).toBeNull();
+    expect(view.paused_chats_total).toBe(1);
+    expect(view.paused_chats).toEqual([
+      { chat: '4242', until: expect.any(String), retry_after: expect.any(Number) },
+    ]);
+    expect(view.paused_chats[0]!.retry_after).toBeGreaterThan(35);
+    // /healthz, which needs no token, shows the count, never a chat id.
+    const health = await request(`${running.url}/healthz`);
+    const text = await health.body.text();
+    expect(text).toContain('"paused_chats":1');
+    expect(text).not.toContain('4242');
+  });
+
+  it('shows them on the page', async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`the browser test needs Debian's Chromium at ${CHROMIUM}`);
+    }
+    let browser: Browser | undefined;
+    try {
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
+      });
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      const errors: string[] = [];
+      page.on('pageerror', (error) => errors.push(error.message));
+      await page.goto(`${running.adminUrl}/admin`);
+      await page.fill('#token', ADMIN_TOKEN);
+      await page.click('#login-form button[type=submit]');
+      const card = '#bots .bot[data-id="shop-bot"] .outbound';
+      await page.waitForSelector(card);
+      const text = (await page.textContent(card)) ?? '';
+      expect(text).toContain('Outbound pacing');
+      expect(text).toContain('shared');
+      expect(text).toContain('2 / s, burst 4');
+      expect(text).toContain('15 / min');
+      expect(text).toContain('3 s');
+      expect(text).toContain('chat 4242');
+      expect(errors).toEqual([]);
+    } finally {
+      await browser?.close();
+    }
+  });
+});
