@@ -168,4 +168,69 @@ routes:
     expect(result.doubleAccepted).toBe(1);
     expect(result.duplicates).toBe(1);
   });
+
+  describe('around a config reload', () => {
+    // Updates 1-2 were accepted before `chat` was removed, 3 while the replicas
+    // reloaded, 4 while no replica had the route, 5 while it was being added back.
+    const owed = (route: string, _bot: string, update: Update) => {
+      if (route !== 'chat') return 'required';
+      return (['required', 'required', 'optional', 'none', 'optional'] as const)[
+        update.update_id - 1
+      ];
+    };
+    const accepted = [1, 2, 3, 4, 5].map((id) => message(id, 10));
+    const otherRoutes = everyRoute([1, 2, 3, 4, 5]).filter((a) => a.route !== 'chat');
+
+    it('does not count an optional delivery that never came as lost', () => {
+      const result = auditDeliveries({
+        config,
+        accepted,
+        arrivals: [...otherRoutes, arrival('chat', 1), arrival('chat', 2), arrival('chat', 5)],
+        deadLetters: [],
+        expectation: owed,
+      });
+      expect(result).toMatchObject({
+        expected: 12,
+        delivered: 12,
+        optional: 2,
+        optionalDelivered: 1,
+        lost: 0,
+        stray: 0,
+        orderViolations: 0,
+      });
+    });
+
+    it('still loses a required delivery, and holds optional ones to lane order', () => {
+      const result = auditDeliveries({
+        config,
+        accepted,
+        arrivals: [...otherRoutes, arrival('chat', 1), arrival('chat', 3), arrival('chat', 2)],
+        deadLetters: [],
+        expectation: owed,
+      });
+      expect(result.lost).toBe(0);
+      expect(result.orderViolations).toBe(1);
+      const missing = auditDeliveries({
+        config,
+        accepted,
+        arrivals: [...otherRoutes, arrival('chat', 2)],
+        deadLetters: [],
+        expectation: owed,
+      });
+      expect(missing.lost).toBe(1);
+      expect(missing.findings).toContain('lost: chat|bot-a|1 (never arrived)');
+    });
+
+    it('counts a delivery of an update accepted while no config had the route as stray', () => {
+      const result = auditDeliveries({
+        config,
+        accepted,
+        arrivals: [...otherRoutes, arrival('chat', 1), arrival('chat', 2), arrival('chat', 4)],
+        deadLetters: [],
+        expectation: owed,
+      });
+      expect(result.stray).toBe(1);
+      expect(result.findings).toContain('stray: chat|bot-a|4 reached a route it does not match');
+    });
+  });
 });

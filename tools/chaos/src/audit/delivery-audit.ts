@@ -17,6 +17,15 @@ export interface DeadLetterSeen {
   reason: string;
 }
 
+/**
+ * What an accepted update owes a route its rules match: `required` (the default), or,
+ * for an update accepted while the config changed, `optional` (the ingress that took
+ * it may have run either config: if it arrives, it counts for order and duplicates,
+ * if not, it is not lost) or `none` (accepted while no config had the route: an
+ * arrival is stray).
+ */
+export type Expectation = 'required' | 'optional' | 'none';
+
 export interface AuditInput {
   config: RelaygramConfig;
   /**
@@ -31,12 +40,19 @@ export interface AuditInput {
   deadLetters: readonly DeadLetterSeen[];
   /** The dead letters the scenario asked for: the reason expected, or undefined. */
   expectDead?: (route: string, bot: string, update: Update) => string | undefined;
+  /** Per matching route and update; every delivery is `required` without it. */
+  expectation?: (route: string, bot: string, update: Update) => Expectation;
 }
 
 export interface AuditResult {
   accepted: number;
+  /** Required deliveries. */
   expected: number;
+  /** Required deliveries answered 2xx. */
   delivered: number;
+  /** Optional deliveries (see Expectation), and how many of them were answered 2xx. */
+  optional: number;
+  optionalDelivered: number;
   duplicates: number;
   lost: number;
   orderViolations: number;
@@ -61,6 +77,7 @@ interface Expected {
   /** Position in acceptance order within the lane. */
   order: number;
   deadReason: string | undefined;
+  optional: boolean;
 }
 
 interface Seen {
@@ -77,9 +94,10 @@ export function deliveryKey(route: string, bot: string, updateId: number): strin
 
 /**
  * Compares what was handed over with what every receiver got:
- * - expected: one delivery per (update, matching route), from `selectRoutes` on the config;
+ * - expected: one delivery per (update, matching route), from `selectRoutes` on the config,
+ *   unless `expectation` makes it optional or not owed at all;
  * - delivered: expected deliveries answered 2xx at least once; every further 2xx is a duplicate;
- * - lost: expected, never answered 2xx, and not a dead letter;
+ * - lost: expected, never answered 2xx, and not a dead letter (an optional one is never lost);
  * - lane order: in each lane (route + bot + chat/user, or route + bot for `strict`;
  *   `none` has none) the first arrivals of the deliveries that did not go dead must
  *   come in acceptance order.
@@ -101,6 +119,8 @@ export function auditDeliveries(input: AuditInput): AuditResult {
   for (const { bot, update } of ordered) {
     updatesOfRun.add(`${bot}|${update.update_id}`);
     for (const route of selectRoutes(input.config, bot, update)) {
+      const owed = input.expectation?.(route.name, bot, update) ?? 'required';
+      if (owed === 'none') continue;
       const key = deliveryKey(route.name, bot, update.update_id);
       const laneKey = laneKeyFor(route.ordering, update, key);
       const lane = laneKey.kind === 'single' ? undefined : laneId(route.name, bot, laneKey);
@@ -112,6 +132,7 @@ export function auditDeliveries(input: AuditInput): AuditResult {
         lane,
         order: 0,
         deadReason: input.expectDead?.(route.name, bot, update),
+        optional: owed === 'optional',
       };
       expected.set(key, entry);
       if (lane !== undefined) {
@@ -147,6 +168,8 @@ export function auditDeliveries(input: AuditInput): AuditResult {
   }
 
   let delivered = 0;
+  let optional = 0;
+  let optionalDelivered = 0;
   let duplicates = 0;
   let lost = 0;
   let deadAsked = 0;
@@ -155,8 +178,10 @@ export function auditDeliveries(input: AuditInput): AuditResult {
   for (const entry of expected.values()) {
     const s = seen.get(entry.key);
     const letter = dead.get(entry.key);
+    if (entry.optional) optional++;
     if (s && s.ok > 0) {
-      delivered++;
+      if (entry.optional) optionalDelivered++;
+      else delivered++;
       duplicates += s.ok - 1;
     }
     if (s && s.deliveryIds.size > 1) {
@@ -173,7 +198,7 @@ export function auditDeliveries(input: AuditInput): AuditResult {
       deadUnexpected++;
       find(`expected a ${entry.deadReason} dead letter for ${entry.key}; there is none`);
     }
-    if ((!s || s.ok === 0) && !letter) {
+    if ((!s || s.ok === 0) && !letter && !entry.optional) {
       lost++;
       find(`lost: ${entry.key}${s ? ' (arrived, never answered 2xx)' : ' (never arrived)'}`);
     }
@@ -205,8 +230,10 @@ export function auditDeliveries(input: AuditInput): AuditResult {
 
   return {
     accepted: input.accepted.length,
-    expected: expected.size,
+    expected: expected.size - optional,
     delivered,
+    optional,
+    optionalDelivered,
     duplicates,
     lost,
     orderViolations,

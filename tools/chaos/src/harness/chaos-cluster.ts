@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { loadConfigOrThrow, type RelaygramConfig } from '@relaygram/config';
 import { RedisKeys } from '@relaygram/contracts';
@@ -8,6 +8,7 @@ import { TelegramEmulator, type BotIdentity } from '@relaygram/testing';
 import { request } from 'undici';
 import { stringify } from 'yaml';
 import { AppSlot, sleep, type AppName } from './app-process';
+import { DrainJobs } from './drain-jobs';
 import { AuditedReceiver, type ReceiverSecurity } from './audited-receiver';
 import { RedisProcess } from './redis-process';
 import { stablePort } from './stable-port';
@@ -26,6 +27,28 @@ export const POLL_BOT = 'poll-bot';
  */
 export const ROUTES = ['main', 'strict', 'commands', 'spread', 'side'] as const;
 export type RouteName = (typeof ROUTES)[number];
+/**
+ * A route no config has at start: `reload-routes` adds it with a reload (every update
+ * of both bots, `chat` lanes, signed). Its receiver and secret exist from the start.
+ */
+export const LATE_ROUTE = 'late';
+export type ReceiverName = RouteName | typeof LATE_ROUTE;
+
+/** A config the install can be reloaded to: the routes of the start, less some, plus `late`. */
+export interface ConfigVariant {
+  without?: readonly RouteName[];
+  late?: boolean;
+}
+
+/** When a reload was asked for, and when every process had logged it applied. */
+export interface ReloadWindow {
+  /** The first SIGHUP. */
+  start: number;
+  /** The moment the last process's "config reloaded" line was read from its log. */
+  end: number;
+  /** Per slot, from its SIGHUP to its line being read. */
+  perSlot: { slot: string; ms: number }[];
+}
 
 export interface ClusterOptions {
   root: string;
@@ -60,7 +83,14 @@ export class ChaosCluster {
   config!: RelaygramConfig;
   inspect!: RelaygramRedis;
   keys!: RedisKeys;
-  readonly receivers = new Map<RouteName, AuditedReceiver>();
+  readonly receivers = new Map<ReceiverName, AuditedReceiver>();
+  /** The config the apps run now; `baseConfig` is the one of the start. */
+  baseConfig!: RelaygramConfig;
+  /** Every route some config of this run had: their lanes are counted until drained. */
+  readonly routeNames = new Set<string>(ROUTES);
+  drainJobs!: DrainJobs;
+  private configPath = '';
+  private variantKey = '{}';
   /** Every secret of the install, by env var name: grepped for in every output. */
   readonly secrets: SecretEntry[] = [];
   readonly env: Record<string, string> = {};
@@ -104,6 +134,7 @@ export class ChaosCluster {
     put('CHAOS_MAIN_SIGNING_SECRET', secret());
     put('CHAOS_COMMANDS_SIGNING_SECRET', secret());
     put('CHAOS_SIDE_SIGNING_SECRET', secret());
+    put('CHAOS_LATE_SIGNING_SECRET', secret());
     const whsec = randomBytes(32).toString('base64');
     put('CHAOS_STRICT_SIGNING_SECRET', `whsec_${whsec}`);
     put('CHAOS_COMMANDS_SERVICE_TOKEN', secret());
@@ -120,7 +151,7 @@ export class ChaosCluster {
     this.secrets.push({ name: 'CHAOS_STRICT_SIGNING_SECRET (key)', value: whsec });
 
     const allSecrets = this.secrets.map((s) => s.value);
-    const security = (route: RouteName): Omit<ReceiverSecurity, 'secrets'> => {
+    const security = (route: ReceiverName): Omit<ReceiverSecurity, 'secrets'> => {
       switch (route) {
         case 'strict':
           return {
@@ -154,9 +185,15 @@ export class ChaosCluster {
             signingSecret: env.CHAOS_SIDE_SIGNING_SECRET,
             allowedSecretHeaders: {},
           };
+        case LATE_ROUTE:
+          return {
+            scheme: 'relaygram-v1' as const,
+            signingSecret: env.CHAOS_LATE_SIGNING_SECRET,
+            allowedSecretHeaders: {},
+          };
       }
     };
-    for (const route of ROUTES) {
+    for (const route of [...ROUTES, LATE_ROUTE] as const) {
       this.receivers.set(
         route,
         await AuditedReceiver.start(
@@ -169,13 +206,13 @@ export class ChaosCluster {
     this.sideProxy = await TcpProxy.start([this.receiver('side').port]);
 
     const configPath = join(runDir, 'relaygram.yaml');
+    this.configPath = configPath;
     writeFileSync(configPath, stringify(this.configDocument()));
-    this.config = loadConfigOrThrow({
-      path: configPath,
-      env: { ...env, REDIS_URL: this.redis.url },
-    });
+    this.config = this.loadConfig(configPath);
+    this.baseConfig = this.config;
     this.keys = new RedisKeys(this.config.redis.prefix);
     this.inspect = createRedis(this.redis.url, { connectionName: 'chaos-inspect' });
+    this.drainJobs = new DrainJobs(this.inspect, this.keys);
 
     const appEnv: NodeJS.ProcessEnv = {
       PATH: process.env.PATH ?? '',
@@ -213,15 +250,108 @@ export class ChaosCluster {
     await this.waitWebhookSet();
   }
 
-  receiver(route: RouteName): AuditedReceiver {
+  receiver(route: ReceiverName): AuditedReceiver {
     const receiver = this.receivers.get(route);
     if (!receiver) throw new Error(`no receiver for ${route}`);
     return receiver;
   }
 
-  private configDocument(): Record<string, unknown> {
+  private loadConfig(path: string): RelaygramConfig {
+    return loadConfigOrThrow({ path, env: { ...this.env, REDIS_URL: this.redis.url } });
+  }
+
+  /**
+   * Rewrites the config file to `variant` and sends SIGHUP to every running process, one
+   * after the other in a random order with a random gap (replicas reload at slightly
+   * different moments, as with a config map and a rolling signal), then waits until each
+   * has logged the reload applied. Throws when a process refuses it or does not apply it.
+   */
+  async reload(variant: ConfigVariant, log: (line: string) => void): Promise<ReloadWindow> {
+    const start = Date.now();
+    const path = this.configPath;
+    // Written whole, then renamed: a process never reads half a file.
+    writeFileSync(`${path}.next`, stringify(this.configDocument(variant)));
+    renameSync(`${path}.next`, path);
+    this.config = this.loadConfig(path);
+    this.variantKey = JSON.stringify(variant);
+    for (const route of this.config.routes) this.routeNames.add(route.name);
+    const slots = this.slots.filter((s) => s.running).sort(() => Math.random() - 0.5);
+    const waits: Promise<{ slot: string; ms: number }>[] = [];
+    for (const slot of slots) {
+      const offset = slot.logSize();
+      const sent = Date.now();
+      slot.signal('SIGHUP');
+      waits.push(waitForReload(slot, offset, sent));
+      await sleep(Math.random() * 250);
+    }
+    const perSlot = await Promise.all(waits);
+    const window = { start, end: Date.now(), perSlot };
+    log(
+      `config reloaded (${describeVariant(variant)}) by ${slots.length} processes in ` +
+        `${window.end - window.start} ms`,
+    );
+    return window;
+  }
+
+  /**
+   * Restarts these slots (SIGTERM, wait for the exit, start) with RELAYGRAM_FAULTS set
+   * to `faults` from now on. All at once: scenarios do it before their load starts.
+   */
+  async withFaults(
+    slots: readonly AppSlot[],
+    faults: string,
+    log: (line: string) => void,
+  ): Promise<void> {
+    await Promise.all(
+      slots.map(async (slot) => {
+        slot.faults = faults;
+        if (!slot.running || slot.runningFaults !== faults) await slot.restart();
+      }),
+    );
+    log(`${slots.map((s) => s.name).join(', ')} restarted with RELAYGRAM_FAULTS=${faults}`);
+  }
+
+  /**
+   * The end of a fault: these slots start without RELAYGRAM_FAULTS from now on, and the
+   * processes still running with it are replaced one after the other (SIGTERM, start),
+   * as a rollout of the fixed setting would. One that dies meanwhile is started clean.
+   */
+  async withoutFaults(slots: readonly AppSlot[], log: (line: string) => void): Promise<void> {
+    for (const slot of slots) slot.faults = undefined;
+    for (let round = 0; round < 5; round++) {
+      const dirty = slots.filter((s) => !s.running || s.runningFaults !== undefined);
+      if (!dirty.length) break;
+      for (const slot of dirty) {
+        // A start already under way may have begun with the faults: let it end first.
+        if (slot.startPending) await slot.start().catch(() => undefined);
+        if (!slot.running || slot.runningFaults !== undefined) {
+          await slot.restart().catch((error: unknown) => {
+            log(`${slot.name}: restart failed: ${String(error).split('\n')[0]}`);
+          });
+        }
+      }
+    }
+    log(`${slots.map((s) => s.name).join(', ')} running without RELAYGRAM_FAULTS`);
+  }
+
+  /** The config of the start again, if a scenario changed it, and no fault injection left. */
+  async restoreDefaults(log: (line: string) => void): Promise<void> {
+    if (this.variantKey !== '{}') await this.reload({}, log);
+    await Promise.all(
+      this.slots.map(async (slot) => {
+        slot.faults = undefined;
+        if (slot.running && slot.paused) slot.signal('SIGCONT');
+        if (slot.running && slot.runningFaults !== undefined) {
+          log(`${slot.name}: restarted without RELAYGRAM_FAULTS`);
+          await slot.restart();
+        }
+      }),
+    );
+  }
+
+  private configDocument(variant: ConfigVariant = {}): Record<string, unknown> {
     const retry = { backoff_cap: '10s' };
-    const target = (route: RouteName) =>
+    const target = (route: ReceiverName) =>
       route === 'side'
         ? `${this.sideProxy.url}/telegram/${route}`
         : `${this.receiver(route).url}/telegram/${route}`;
@@ -292,7 +422,18 @@ export class ChaosCluster {
           ordering: 'chat',
           retry,
         },
-      ],
+        ...(variant.late
+          ? [
+              {
+                name: LATE_ROUTE,
+                target_url: target(LATE_ROUTE),
+                signing_secret_env: 'CHAOS_LATE_SIGNING_SECRET',
+                ordering: 'chat',
+                retry,
+              },
+            ]
+          : []),
+      ].filter((route) => !variant.without?.includes(route.name as RouteName)),
       clients: [
         {
           name: 'chaos-site',
@@ -336,7 +477,7 @@ export class ChaosCluster {
   async lanesLeft(): Promise<number | undefined> {
     try {
       const counts = await Promise.all(
-        ROUTES.map((route) => this.inspect.scard(this.keys.routeLanes(route))),
+        [...this.routeNames].map((route) => this.inspect.scard(this.keys.routeLanes(route))),
       );
       return counts.reduce((a, b) => a + b, 0);
     } catch {
@@ -368,6 +509,7 @@ export class ChaosCluster {
 
   async stop(): Promise<void> {
     await Promise.allSettled(this.slots.map((s) => s.stop()));
+    await this.drainJobs?.close();
     await this.inspect?.quit().catch(() => this.inspect.disconnect());
     await Promise.allSettled([
       this.balancer?.stop(),
@@ -377,6 +519,38 @@ export class ChaosCluster {
     await this.emulator?.stop();
     await this.redis?.stop();
   }
+}
+
+const RELOADED = 'config reloaded from';
+const RELOAD_FAILED =
+  /config reload refused|failed to apply the reloaded config|config reload failed/;
+
+/** Reads the slot's log from `offset` until the reload shows there as applied (or refused). */
+async function waitForReload(
+  slot: AppSlot,
+  offset: number,
+  sent: number,
+  timeoutMs = 20_000,
+): Promise<{ slot: string; ms: number }> {
+  const deadline = sent + timeoutMs;
+  for (;;) {
+    const text = slot.logSince(offset);
+    const failed = RELOAD_FAILED.exec(text);
+    if (failed) throw new Error(`${slot.name}: ${failed[0]} (see its log)`);
+    if (text.includes(RELOADED)) return { slot: slot.name, ms: Date.now() - sent };
+    if (Date.now() > deadline) {
+      throw new Error(`${slot.name} did not log the reload within ${timeoutMs} ms of its SIGHUP`);
+    }
+    await sleep(50);
+  }
+}
+
+function describeVariant(variant: ConfigVariant): string {
+  const parts = [
+    ...(variant.without ?? []).map((route) => `without ${route}`),
+    ...(variant.late ? [`with ${LATE_ROUTE}`] : []),
+  ];
+  return parts.join(', ') || 'the routes of the start';
 }
 
 /** The drop-in path holds a client token: the responses log shows the bot id only. */

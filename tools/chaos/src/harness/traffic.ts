@@ -29,6 +29,8 @@ const TICK_MS = 50;
 export class Traffic {
   readonly injected: InjectedUpdate[] = [];
   private seq = 0;
+  private bursts = 0;
+  private waves = 0;
 
   constructor(
     private readonly emulator: TelegramEmulator,
@@ -36,14 +38,14 @@ export class Traffic {
     private readonly options: TrafficOptions = {},
   ) {}
 
-  /** One update for `bot` (`hook-bot` or `poll-bot`). */
-  next(bot: string): InjectedUpdate {
+  /** One update for `bot` (`hook-bot` or `poll-bot`), in a random chat or in `chat`. */
+  next(bot: string, chat?: { chatId: number; userId: number }): InjectedUpdate {
     const n = ++this.seq;
     const chats = this.options.chats ?? 150;
     const pick = Math.floor(Math.random() * (chats + Math.ceil(chats / 5)));
-    const group = pick >= chats;
-    const userId = 10_000 + (group ? Math.floor(Math.random() * chats) : pick);
-    const chatId = group ? -(1_000_000 + (pick - chats)) : userId;
+    const group = chat ? chat.chatId < 0 : pick >= chats;
+    const userId = chat?.userId ?? 10_000 + (group ? Math.floor(Math.random() * chats) : pick);
+    const chatId = chat?.chatId ?? (group ? -(1_000_000 + (pick - chats)) : userId);
     const ref = bot === HOOK_BOT ? this.bots.hook : this.bots.poll;
     let update: Update;
     if (bot === POLL_BOT && !group && Math.random() < 0.2) {
@@ -86,6 +88,44 @@ export class Traffic {
       await options.during?.(sent / count);
       await sleep(TICK_MS);
     }
+  }
+
+  /**
+   * Injects updates at `perSecond` for as long as `keepGoing()` says, alternating bots
+   * (or only `onlyBot`): for faults whose length is not known in advance.
+   */
+  async loadWhile(
+    perSecond: number,
+    keepGoing: () => boolean,
+    options: { onlyBot?: string } = {},
+  ): Promise<void> {
+    const started = Date.now();
+    let sent = 0;
+    while (keepGoing()) {
+      const due = Math.ceil(((Date.now() - started) / 1000) * perSecond);
+      for (; sent < due; sent++) this.next(options.onlyBot ?? (sent % 2 ? HOOK_BOT : POLL_BOT));
+      await sleep(TICK_MS);
+    }
+  }
+
+  /**
+   * `count` updates of the polling bot in one private chat at once: getUpdates hands
+   * them over a hundred at a time, so the chat's lanes fill faster than they drain and
+   * a drain job delivers 100 in a row on one lane, where it yields (fairness).
+   */
+  burst(count: number): void {
+    const userId = 20_000 + (++this.bursts % 50);
+    for (let i = 0; i < count; i++) this.next(POLL_BOT, { chatId: userId, userId });
+  }
+
+  /**
+   * `count` updates of `bot` at once, each in a private chat of its own: as many lanes
+   * per route become ready together, more than there are drain jobs waiting, so jobs
+   * are armed and, done with one lane, claim the next ready one.
+   */
+  wave(bot: string, count: number): void {
+    const first = 100_000 + ++this.waves * count;
+    for (let i = 0; i < count; i++) this.next(bot, { chatId: first + i, userId: first + i });
   }
 
   /** Ids of this scenario's updates per bot, for the emulator's pending lists. */

@@ -48,6 +48,12 @@ export function formatDetails(results: readonly ScenarioResult[]): string {
   for (const r of results) {
     lines.push(`- ${r.name} (${seconds(r.totalMs)} in all): ${r.notes.join('; ') || 'no notes'}`);
     const a = r.audit;
+    if (a.optional) {
+      lines.push(
+        `  optional deliveries (accepted while the config changed): ${a.optionalDelivered} of ${a.optional} arrived`,
+      );
+    }
+    for (const failure of r.failures) lines.push(`  ! ${failure}`);
     if (a.stray || a.doubleAccepted) {
       lines.push(`  stray deliveries ${a.stray}, accepted twice ${a.doubleAccepted}`);
     }

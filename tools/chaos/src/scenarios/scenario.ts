@@ -1,12 +1,14 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
+import type { RelaygramConfig } from '@relaygram/config';
 import type { Update } from '@relaygram/routing';
 import {
   auditDeliveries,
   type AcceptedUpdate,
   type AuditResult,
   type DeadLetterSeen,
+  type Expectation,
 } from '../audit/delivery-audit';
 import { sleep } from '../harness/app-process';
 import type { Arrival } from '../harness/audited-receiver';
@@ -29,6 +31,18 @@ export interface ScenarioBody {
   drainDeadlineMs: number;
   /** When the last fault ended (a kill, a restart, the network or receiver back). */
   lastFaultAt?: number;
+  /** The config the audit matches updates against, when not the one of the start. */
+  auditConfig?: RelaygramConfig;
+  /** Deliveries optional or not owed (updates accepted around a config reload). */
+  expectation?: (route: string, bot: string, update: Update) => Expectation;
+  /**
+   * The scenario's own checks, run once the drain is over: each returns what went
+   * wrong (the scenario fails), or undefined. A fault that did not happen is one: the
+   * run would prove nothing.
+   */
+  checks?: (() => string | undefined | Promise<string | undefined>)[];
+  /** Run after the audit, pass or fail. */
+  cleanup?: () => void | Promise<void>;
 }
 
 export interface ScenarioResult {
@@ -43,6 +57,8 @@ export interface ScenarioResult {
   receiverProblems: string[];
   receiverProblemCount: number;
   notes: string[];
+  /** What the scenario's own checks found wrong. */
+  failures: string[];
   ok: boolean;
 }
 
@@ -59,8 +75,9 @@ const POLL_MS = 500;
 const SETTLE_MS = 2_000;
 
 /**
- * Runs one scenario on a running cluster: everything is (re)started and the receivers
- * forget what they got before, the body loads updates and injects its faults, then
+ * Runs one scenario on a running cluster: everything is (re)started (with the config of
+ * the start and no fault injection) and the receivers forget what they got before, the
+ * body loads updates and injects its faults, then
  * everything still down is started again and the run waits until Telegram (the
  * emulator) has nothing pending and Redis has no lane left, or the deadline passes.
  * The audit then compares what was handed over with what the receivers got.
@@ -71,6 +88,7 @@ export async function runScenario(
 ): Promise<ScenarioResult> {
   const { cluster, log } = ctx;
   const started = Date.now();
+  await cluster.restoreDefaults(log);
   await cluster.ensureRunning();
   for (const receiver of cluster.receivers.values()) receiver.resetLog();
   const traffic = new Traffic(
@@ -110,12 +128,19 @@ export async function runScenario(
 
   const deadLetters = await readDeadLetters(cluster);
   const audit = auditDeliveries({
-    config: cluster.config,
+    config: body.auditConfig ?? cluster.config,
     accepted: handedOver(cluster, traffic),
     arrivals: allArrivals(cluster),
     deadLetters,
     expectDead: body.expectDead,
+    expectation: body.expectation,
   });
+  const failures: string[] = [];
+  for (const check of body.checks ?? []) {
+    const failure = await check();
+    if (failure !== undefined) failures.push(failure);
+  }
+  await body.cleanup?.();
   const receiverProblems = [...cluster.receivers.values()].flatMap((r) => r.problems);
   const receiverProblemCount = [...cluster.receivers.values()].reduce(
     (n, r) => n + r.problemCount,
@@ -134,7 +159,8 @@ export async function runScenario(
     audit.stray === 0 &&
     audit.doubleAccepted === 0 &&
     notHandedOver === 0 &&
-    receiverProblemCount === 0;
+    receiverProblemCount === 0 &&
+    failures.length === 0;
   return {
     name: scenario.name,
     audit,
@@ -147,6 +173,7 @@ export async function runScenario(
     receiverProblems,
     receiverProblemCount,
     notes,
+    failures,
     ok,
   };
 }
