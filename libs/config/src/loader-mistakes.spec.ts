@@ -136,12 +136,12 @@ describe('loadConfig: one mistake, one line naming its YAML path', () => {
     {
       mistake: 'a per_chat_per_second written as a string',
       config: doc({ bots: [{ ...solBot, outbound: { per_chat_per_second: '1' } }, shopBot] }),
-      line: 'bots[0].outbound.per_chat_per_second: must be a number above 0 and at most 1000',
+      line: 'bots[0].outbound.per_chat_per_second: must be a number above 0 and at most 100000',
     },
     {
       mistake: 'a fractional chat_burst',
       config: doc({ bots: [shopBot, { ...solBot, outbound: { chat_burst: 2.5 } }] }),
-      line: 'bots[1].outbound.chat_burst: must be an integer from 1 to 1000',
+      line: 'bots[1].outbound.chat_burst: must be an integer from 1 to 100000',
     },
     {
       mistake: 'a per_group_per_minute of 0',

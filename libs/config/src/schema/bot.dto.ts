@@ -47,12 +47,14 @@ export class OutboundDto {
   @IsNumberInRange(0, 100_000, { above: true })
   per_second?: number;
 
+  // The ceilings are far above Telegram's limits, so a Bot API server without them (or
+  // a benchmark) can be given room.
   @IsOptional()
-  @IsNumberInRange(0, 1_000, { above: true })
+  @IsNumberInRange(0, 100_000, { above: true })
   per_chat_per_second?: number;
 
   @IsOptional()
-  @IsIntInRange(1, 1_000)
+  @IsIntInRange(1, 100_000)
   chat_burst?: number;
 
   @IsOptional()
