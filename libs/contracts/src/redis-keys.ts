@@ -70,7 +70,10 @@ export class RedisKeys {
     return `${this.prefix}:idle:${route}`;
   }
 
-  /** List of lanes handed to one dispatcher process's waiting jobs. */
+  /**
+   * Pub/sub channel (not a key) where the scripts tell one dispatcher process of the
+   * lanes they handed to its waiting jobs.
+   */
   inbox(dispatcher: string): string {
     return `${this.prefix}:inbox:${dispatcher}`;
   }

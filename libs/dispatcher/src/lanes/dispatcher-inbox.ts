@@ -26,24 +26,25 @@ export interface DispatcherInboxSettings {
  * Where this dispatcher process's waiting drain jobs receive the lanes handed to them.
  * A drain job with nothing ready waits (lingers) instead of ending; the enqueue script
  * (or any script that makes a lane ready) then gives the lane straight to the job that
- * began waiting last, and pushes the begun head to this process's inbox list. One
- * blocking connection per process pops it and wakes the job: at a steady rate an update
- * costs no BullMQ job and no claim of its own.
+ * began waiting last, and publishes the begun head on this process's channel. One
+ * subscriber connection per process receives it and wakes the job: at a steady rate an
+ * update costs no BullMQ job and no claim of its own, and the hand-off costs Redis one
+ * write and this process no command at all (a blocking pop would cost a command per
+ * message on this machine's expensive syscalls).
  *
  * The process announces itself every heartbeat (the scripts hand lanes only to a
  * dispatcher live on Redis's clock) with each route's slots. A hand-off that never
- * arrives (the connection broke after the pop) is not lost: the lane is recorded as the
+ * arrives (the subscriber was reconnecting) is not lost: the lane is recorded as the
  * job's, and the job's `retire` at the end of its wait returns it.
  */
 export class DispatcherInbox {
   /** Unique per process start; never contains `|` (the scripts' separator). */
   readonly id = `${hostname().replace(/[|\s]/g, '-')}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  readonly #connection: RelaygramRedis;
+  readonly #subscriber: RelaygramRedis;
   readonly #waiters = new Map<string, Waiter>();
   /** Hand-offs that arrived before their job began to wait. */
   readonly #early = new Map<string, HandOff>();
   #heartbeat?: NodeJS.Timeout;
-  #running?: Promise<void>;
   #closed = false;
   #present = false;
 
@@ -54,7 +55,7 @@ export class DispatcherInbox {
     private readonly logger: Logger,
     private readonly settings: DispatcherInboxSettings,
   ) {
-    this.#connection = createRedis(settings.redisUrl, {
+    this.#subscriber = createRedis(settings.redisUrl, {
       mode: 'blocking',
       connectionName: 'relaygram-dispatcher-inbox',
     });
@@ -66,6 +67,19 @@ export class DispatcherInbox {
   }
 
   start(): void {
+    const channel = this.ctx.keys.inbox(this.id);
+    this.#subscriber.on('messageBuffer', (_channel: Buffer, message: Buffer) =>
+      this.#deliver(message),
+    );
+    // ioredis subscribes again by itself after a reconnect.
+    this.#subscriber
+      .subscribe(channel)
+      .catch((error: unknown) =>
+        this.logger.warn(
+          { err: error instanceof Error ? error.message : String(error) },
+          'dispatcher inbox: subscribe failed; lanes handed to this process wait for their jobs to retire',
+        ),
+      );
     const beat = () => {
       if (this.#closed) return;
       this.lanes
@@ -81,7 +95,6 @@ export class DispatcherInbox {
     beat();
     this.#heartbeat = setInterval(beat, this.settings.heartbeatMs ?? DISPATCHER_HEARTBEAT_MS);
     this.#heartbeat.unref();
-    this.#running = this.#popLoop();
   }
 
   /** Announce the routes' slots now (after a reload), not at the next heartbeat. */
@@ -135,28 +148,7 @@ export class DispatcherInbox {
     this.#closed = true;
     this.interruptAll();
     this.#early.clear();
-    this.#connection.disconnect();
-    await this.#running;
-  }
-
-  async #popLoop(): Promise<void> {
-    const key = this.ctx.keys.inbox(this.id);
-    while (!this.#closed) {
-      let popped: [Buffer, Buffer] | null;
-      try {
-        // A short block, so a close is never held up long.
-        popped = (await this.#connection.blpopBuffer(key, 1)) as [Buffer, Buffer] | null;
-      } catch (error) {
-        if (this.#closed) return;
-        this.logger.warn(
-          { err: error instanceof Error ? error.message : String(error) },
-          'dispatcher inbox: pop failed; retrying',
-        );
-        await new Promise((resolve) => setTimeout(resolve, 500));
-        continue;
-      }
-      if (popped) this.#deliver(popped[1]);
-    }
+    await this.#subscriber.quit().catch(() => this.#subscriber.disconnect());
   }
 
   #deliver(message: Buffer): void {

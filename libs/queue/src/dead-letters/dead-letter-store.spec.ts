@@ -2,12 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfigOrThrow } from '@relaygram/config';
-import {
-  DEAD_LETTER_RETENTION_MS,
-  DeadReason,
-  laneId,
-  type LaneKey,
-} from '@relaygram/contracts';
+import { DEAD_LETTER_RETENTION_MS, DeadReason, laneId, type LaneKey } from '@relaygram/contracts';
 import { createQueueFixture, type QueueFixture } from '../testing/queue-fixture';
 import { newDeliveryId } from '../lanes/update-enqueuer';
 import { decodeEntry } from '../lanes/delivery-entry';
@@ -65,7 +60,8 @@ describe('DeadLetterStore', () => {
       }),
       options.deadAt ?? Date.now(),
     );
-    if (head.entry.deliveryId !== deliveryId) throw new Error('the update is not the head of its lane');
+    if (head.entry.deliveryId !== deliveryId)
+      throw new Error('the update is not the head of its lane');
     return deliveryId;
   }
 

@@ -2,12 +2,7 @@ import { DEAD_LETTER_RETENTION_MS, DeadReason, type LaneKey, laneId } from '@rel
 import type { QueueContext } from '../queue-context';
 import { decodeEntry, encodeEntry } from '../lanes/delivery-entry';
 import type { DrainScheduler } from '../lanes/drain-scheduler';
-import {
-  parseJobsToAdd,
-  routeScriptArgs,
-  routeScriptKeys,
-  text,
-} from '../lanes/drain-script-io';
+import { parseJobsToAdd, routeScriptArgs, routeScriptKeys, text } from '../lanes/drain-script-io';
 
 export interface DeadLetter {
   deliveryId: string;

@@ -49,10 +49,7 @@ export interface ClaimedHead extends LaneHead {
  * change nothing.
  */
 export type DrainStep =
-  | { kind: 'stale' }
-  | { kind: 'idle' }
-  | { kind: 'end' }
-  | ({ kind: 'head' } & ClaimedHead);
+  { kind: 'stale' } | { kind: 'idle' } | { kind: 'end' } | ({ kind: 'head' } & ClaimedHead);
 
 /** A drain job the script armed: the caller adds it to the route's BullMQ queue. */
 export interface ArmedJob {
@@ -126,7 +123,7 @@ export function parseJobsToAdd(reply: readonly unknown[]): DrainJobsToAdd {
 }
 
 /**
- * A hand-off as the scripts push it to a dispatcher's inbox: job, lane, gen, attempts,
+ * A hand-off as the scripts publish it on a dispatcher's channel: job, lane, gen, attempts,
  * c5xx, last status, last error length, last body length (newline-separated), then the
  * last error, the last body and the entry's bytes.
  */
@@ -147,7 +144,9 @@ export function decodeHandOff(message: Buffer): HandOff {
   const errorLength = Number(fields[6]);
   const bodyLength = Number(fields[7]);
   const lastError = message.subarray(at, at + errorLength).toString('utf8');
-  const lastBody = message.subarray(at + errorLength, at + errorLength + bodyLength).toString('utf8');
+  const lastBody = message
+    .subarray(at + errorLength, at + errorLength + bodyLength)
+    .toString('utf8');
   const entry = message.subarray(at + errorLength + bodyLength);
   return {
     jobId: fields[0],

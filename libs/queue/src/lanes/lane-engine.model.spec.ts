@@ -2,13 +2,9 @@ import fc from 'fast-check';
 import { UnrecoverableError } from 'bullmq';
 import { DeadReason, laneId } from '@relaygram/contracts';
 import type { TakenDrainJob } from '../testing/drain-job-driver';
+import { HandOffListener } from '../testing/hand-off-listener';
 import { createQueueFixture, type QueueFixture } from '../testing/queue-fixture';
-import {
-  decodeHandOff,
-  type ClaimedHead,
-  type DrainJobsToAdd,
-  type DrainStep,
-} from './drain-script-io';
+import type { ClaimedHead, DrainJobsToAdd, DrainStep } from './drain-script-io';
 import { readRouteStats, type DrainResult, type FinishOutcome, type ThenWhat } from './lane-store';
 import { UpdateEnqueuer, newDeliveryId } from './update-enqueuer';
 import { DrainScheduler } from './drain-scheduler';
@@ -54,6 +50,8 @@ interface Session {
 
 interface World {
   f: QueueFixture;
+  /** Hand-offs published to the live dispatcher. */
+  inbox: HandOffListener;
   /** Time the model has let pass (Advance); its clock is the real one plus this. */
   offset: number;
   readonly now: number;
@@ -242,9 +240,8 @@ class Finish implements Command {
 class DeliverInbox implements Command {
   check = () => true;
   async run(_: object, w: World) {
-    const raw = await w.f.redis.lpopBuffer(w.f.ctx.keys.inbox(LIVE));
-    if (!raw) return;
-    const handOff = decodeHandOff(raw);
+    const handOff = await w.inbox.take(0);
+    if (!handOff) return;
     const s = live(w).find((x) => x.taken.ref.jobId === handOff.jobId && x.waiting);
     // The job took it through retire already (late arrival), or is gone: dropped, as the
     // dispatcher drops it.
@@ -508,8 +505,10 @@ describe('lane engine, against a model (real Redis, real BullMQ jobs)', () => {
     await fc.assert(
       fc.asyncProperty(fc.commands(commands, { maxCommands: 100, size: 'max' }), async (cmds) => {
         const f = await createQueueFixture('model');
+        const inbox = await HandOffListener.start(f.ctx, LIVE);
         const w: World = {
           f,
+          inbox,
           offset: 0,
           get now() {
             return Date.now() + this.offset;
@@ -529,6 +528,7 @@ describe('lane engine, against a model (real Redis, real BullMQ jobs)', () => {
           await fc.asyncModelRun(() => ({ model: {}, real: w }), cmds);
           await drainEverything(w);
         } finally {
+          await inbox.close();
           await f.cleanup();
         }
       }),

@@ -150,7 +150,9 @@ describe('LaneReconciler', () => {
     expect(retried.jobs.wakes).toHaveLength(1);
     expect(await f.reconciler.reconcile(['shop'])).toMatchObject({ restarted: 0 });
     expect(await waiting()).toEqual({ waiting: 0 });
-    expect(await f.reconciler.reconcile(['shop'], { now: due + 1 })).toMatchObject({ restarted: 1 });
+    expect(await f.reconciler.reconcile(['shop'], { now: due + 1 })).toMatchObject({
+      restarted: 1,
+    });
     expect(await waiting()).toEqual({ waiting: 1 });
   });
 
@@ -173,7 +175,9 @@ describe('LaneReconciler', () => {
       expect(await f.dead.get(id)).toMatchObject({ reason: DeadReason.RouteRemoved, attempts: 0 });
     }
     // Its drain bookkeeping goes with it.
-    expect(await f.redis.exists(f.ctx.keys.readyLanes('gone'), f.ctx.keys.drainJobs('gone'))).toBe(0);
+    expect(await f.redis.exists(f.ctx.keys.readyLanes('gone'), f.ctx.keys.drainJobs('gone'))).toBe(
+      0,
+    );
   });
 
   it('spares a route another replica still reports configured', async () => {

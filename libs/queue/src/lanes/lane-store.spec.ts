@@ -1,7 +1,8 @@
 import { DeadReason, laneId } from '@relaygram/contracts';
 import type { TakenDrainJob } from '../testing/drain-job-driver';
+import { HandOffListener } from '../testing/hand-off-listener';
 import { createQueueFixture, type QueueFixture } from '../testing/queue-fixture';
-import { decodeHandOff, type ClaimedHead, type DrainStep } from './drain-script-io';
+import type { ClaimedHead, DrainStep } from './drain-script-io';
 import {
   readBotStats,
   readRouteStats,
@@ -27,7 +28,13 @@ function head(result: DrainResult | DrainStep): ClaimedHead {
 }
 
 function retryInfo(overrides: Partial<RetryInfo> = {}): RetryInfo {
-  return { consecutive5xx: 0, lastStatus: 503, lastError: 'HTTP 503', nextAttemptAt: 0, ...overrides };
+  return {
+    consecutive5xx: 0,
+    lastStatus: 503,
+    lastError: 'HTTP 503',
+    nextAttemptAt: 0,
+    ...overrides,
+  };
 }
 
 describe('LaneStore', () => {
@@ -140,6 +147,7 @@ describe('LaneStore', () => {
   });
 
   it('hands a newly scheduled lane straight to a waiting job of a live dispatcher', async () => {
+    const inbox = await HandOffListener.start(f.ctx, DISPATCHER);
     await enqueue([1]);
     const job = await take();
     const first = head(await f.lanes.start(job.ref, DISPATCHER));
@@ -154,9 +162,9 @@ describe('LaneStore', () => {
     expect(Object.keys(await drains())).toEqual(jobsBefore);
     expect(await ready()).toEqual([]);
     expect(await drains()).toEqual({ [job.ref.jobId]: `l${OTHER}` });
-    const inbox = await f.redis.lrangeBuffer(f.ctx.keys.inbox(DISPATCHER), 0, -1);
-    expect(inbox).toHaveLength(1);
-    const handOff = decodeHandOff(inbox[0]);
+    const handOff = (await inbox.take())!;
+    await inbox.settle();
+    expect(inbox.pending).toBe(0);
     expect(handOff.jobId).toBe(job.ref.jobId);
     expect(handOff.head).toMatchObject({ lane: OTHER, attempt: 1, consecutive5xx: 0 });
     expect(handOff.head.entry.deliveryId).toBe(ids[1]);
@@ -168,9 +176,11 @@ describe('LaneStore', () => {
     expect(next.entry.deliveryId).toBe(ids[2]);
     // A hand-off the job missed is returned by retire.
     expect(head(await f.lanes.retire(job.ref)).entry.deliveryId).toBe(ids[2]);
+    await inbox.close();
   });
 
   it('skips a waiting job whose dispatcher went silent: the lane is listed and a job armed', async () => {
+    const inbox = await HandOffListener.start(f.ctx, DISPATCHER);
     await enqueue([1]);
     const job = await take();
     const first = head(await f.lanes.start(job.ref, DISPATCHER));
@@ -181,7 +191,9 @@ describe('LaneStore', () => {
     const entries = await drains();
     expect(entries[job.ref.jobId]).toBe('x');
     expect(Object.values(entries).filter((e) => e.startsWith('a'))).toHaveLength(1);
-    expect(await f.redis.exists(f.ctx.keys.inbox(DISPATCHER))).toBe(0);
+    await inbox.settle();
+    expect(inbox.pending).toBe(0);
+    await inbox.close();
     // When its dispatcher comes back, the un-counted job just ends.
     expect((await f.lanes.retire(job.ref)).step).toEqual({ kind: 'end' });
     expect(await f.redis.hget(f.ctx.keys.drainState(ROUTE), 'armed')).toBe('1');
@@ -198,11 +210,19 @@ describe('LaneStore', () => {
       kind: 'stale',
     });
     expect(
-      (await f.lanes.finish(job.ref, { ...first, gen: first.gen + 1 }, { kind: 'delivered' }, 'continue'))
-        .step,
+      (
+        await f.lanes.finish(
+          job.ref,
+          { ...first, gen: first.gen + 1 },
+          { kind: 'delivered' },
+          'continue',
+        )
+      ).step,
     ).toEqual({ kind: 'stale' });
     const notHead = { ...first, entry: { ...first.entry, deliveryId: ids[1] } };
-    expect((await f.lanes.finish(job.ref, notHead, { kind: 'delivered' }, 'continue')).step).toEqual({
+    expect(
+      (await f.lanes.finish(job.ref, notHead, { kind: 'delivered' }, 'continue')).step,
+    ).toEqual({
       kind: 'stale',
     });
     expect((await f.lanes.retire(thief)).step).toEqual({ kind: 'stale' });
@@ -255,7 +275,13 @@ describe('LaneStore', () => {
       first,
       {
         kind: 'retry',
-        retry: retryInfo({ consecutive5xx: 2, lastStatus: 500, lastBody: 'boom', lastError: 'HTTP 500', nextAttemptAt: 60_000 }),
+        retry: retryInfo({
+          consecutive5xx: 2,
+          lastStatus: 500,
+          lastBody: 'boom',
+          lastError: 'HTTP 500',
+          nextAttemptAt: 60_000,
+        }),
       },
       'continue',
       undefined,
@@ -264,7 +290,9 @@ describe('LaneStore', () => {
     expect(head(result).lane).toBe(OTHER);
     expect(await f.redis.zscore(f.ctx.keys.delayedLanes(ROUTE), LANE)).toBe('60000');
     expect(await state()).toMatchObject({ q: 'd', next_at: '60000', c5xx: '2' });
-    expect(result.jobs.wakes).toEqual([{ route: ROUTE, jobId: expect.stringMatching(/^w\d+$/), at: 60_000 }]);
+    expect(result.jobs.wakes).toEqual([
+      { route: ROUTE, jobId: expect.stringMatching(/^w\d+$/), at: 60_000 },
+    ]);
     expect(await readRouteStats(f.ctx, ROUTE)).toMatchObject({
       lastStatus: 500,
       lastError: 'HTTP 500',
@@ -273,7 +301,14 @@ describe('LaneStore', () => {
     });
 
     // Before it is due nothing takes it; once due, the next claim does, with its last answer.
-    const done = await f.lanes.finish(job.ref, head(result), { kind: 'delivered' }, 'continue', undefined, 59_000);
+    const done = await f.lanes.finish(
+      job.ref,
+      head(result),
+      { kind: 'delivered' },
+      'continue',
+      undefined,
+      59_000,
+    );
     expect(done.step).toEqual({ kind: 'end' });
     const wake = await take();
     const due = head(await f.lanes.start(wake.ref, undefined, 60_000));
@@ -390,8 +425,14 @@ describe('LaneStore', () => {
     expect((await f.lanes.finish(job.ref, first, { kind: 'delivered' }, 'continue')).step).toEqual({
       kind: 'stale',
     });
-    expect(await f.dead.get(ids[0])).toMatchObject({ reason: DeadReason.RouteRemoved, attempts: 1 });
-    expect(await f.dead.get(ids[2])).toMatchObject({ reason: DeadReason.RouteRemoved, attempts: 0 });
+    expect(await f.dead.get(ids[0])).toMatchObject({
+      reason: DeadReason.RouteRemoved,
+      attempts: 1,
+    });
+    expect(await f.dead.get(ids[2])).toMatchObject({
+      reason: DeadReason.RouteRemoved,
+      attempts: 0,
+    });
     expect(await readRouteStats(f.ctx, ROUTE)).toMatchObject({ queued: 0, lanes: 0, dead: 3 });
     expect(await readBotStats(f.ctx, BOT)).toEqual({ queued: 0, dead: 3 });
     expect(await f.lanes.killLane(LANE, DeadReason.RouteRemoved)).toBe(0);

@@ -106,7 +106,14 @@ describe('spread lanes (none ordering)', () => {
       await f.lanes.finish(job.ref, next, { kind: 'delivered' }, 'continue', undefined, 5_000),
     );
     expect(last.entry.deliveryId).toBe(ids[2]);
-    const rest = await f.lanes.finish(job.ref, last, { kind: 'delivered' }, 'continue', undefined, 5_000);
+    const rest = await f.lanes.finish(
+      job.ref,
+      last,
+      { kind: 'delivered' },
+      'continue',
+      undefined,
+      5_000,
+    );
     expect(head(rest)).toMatchObject({
       lane: own,
       attempt: 2,
@@ -129,7 +136,12 @@ describe('spread lanes (none ordering)', () => {
     const lane = storedLane(single(ids[0]));
     const job = (await f.driver.take('loose'))!;
     const first = head(await f.lanes.start(job.ref));
-    const info = { consecutive5xx: 0, lastStatus: 503, lastError: 'HTTP 503', nextAttemptAt: Date.now() + 60_000 };
+    const info = {
+      consecutive5xx: 0,
+      lastStatus: 503,
+      lastError: 'HTTP 503',
+      nextAttemptAt: Date.now() + 60_000,
+    };
     const stale = await f.lanes.finish(
       job.ref,
       { ...first, gen: first.gen + 1 },

@@ -61,14 +61,24 @@ describe('UpdateEnqueuer', () => {
     // A second update to the same lane rides on the lane as it is: no new job.
     const again = { ...target('shop'), lane: a.lane };
     await (
-      await f.enqueuer.enqueue({ bot: 'bot-a', updateId: 101, body: body(101), deliveries: [again] })
+      await f.enqueuer.enqueue({
+        bot: 'bot-a',
+        updateId: 101,
+        body: body(101),
+        deliveries: [again],
+      })
     ).jobsAdded;
     expect(await f.lanes.generation(a.lane)).toBe(gen);
     expect(await f.redis.llen(f.ctx.keys.readyLanes('shop'))).toBe(1);
     expect(await f.scheduler.queue('shop').getJobCounts('waiting')).toEqual({ waiting: 1 });
     // Another lane of the route waits too, and more lanes wait than jobs are pending: one more job.
     await (
-      await f.enqueuer.enqueue({ bot: 'bot-a', updateId: 102, body: body(102, 43), deliveries: [target('shop', 43)] })
+      await f.enqueuer.enqueue({
+        bot: 'bot-a',
+        updateId: 102,
+        body: body(102, 43),
+        deliveries: [target('shop', 43)],
+      })
     ).jobsAdded;
     expect(await f.scheduler.queue('shop').getJobCounts('waiting')).toEqual({ waiting: 2 });
     expect(await f.lanes.length(a.lane)).toBe(2);
@@ -93,7 +103,12 @@ describe('UpdateEnqueuer', () => {
     // A second live dispatcher doubles the slots.
     await f.lanes.heartbeat('d2', 10_000, [{ route: 'shop', slots: 2 }]);
     await (
-      await f.enqueuer.enqueue({ bot: 'bot-a', updateId: 300, body: body(300, 9), deliveries: [target('shop', 9)] })
+      await f.enqueuer.enqueue({
+        bot: 'bot-a',
+        updateId: 300,
+        body: body(300, 9),
+        deliveries: [target('shop', 9)],
+      })
     ).jobsAdded;
     expect(await f.scheduler.queue('shop').getJobCounts('waiting')).toEqual({ waiting: 4 });
   });

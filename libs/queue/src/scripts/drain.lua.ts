@@ -18,10 +18,10 @@ import { expectTypeLua } from './lua-checks';
  * before can change nothing any more.
  *
  * Scripts that touch a route take the same leading KEYS and ARGV (`ROUTE_KEYS`,
- * `COMMON_ARGV`). Some lane keys are not declared in KEYS: a lane popped from a list,
- * a dispatcher's inbox. That is legal on one Redis, and on a Redis Cluster only
- * because every key of an install shares one hash tag (`redis.prefix: "{relaygram}"`).
- * Keep it that way.
+ * `COMMON_ARGV`). Some lane keys are not declared in KEYS: a lane popped from a list.
+ * That is legal on one Redis, and on a Redis Cluster only because every key of an
+ * install shares one hash tag (`redis.prefix: "{relaygram}"`). Keep it that way.
+ * (Hand-offs are published on a channel, which a cluster carries to every node.)
  */
 
 /** KEYS[1..9] of every route script. */
@@ -32,7 +32,7 @@ export const COMMON_ARGV_COUNT = 5;
 /**
  * KEYS[1] route's lane set, [2] ready list, [3] delayed set, [4] drain jobs, [5] drain
  * state, [6] idle jobs, [7] route stats, [8] sequence, [9] dispatchers.
- * ARGV[1] lane key prefix, [2] lane-state key prefix, [3] inbox key prefix, [4] now
+ * ARGV[1] lane key prefix, [2] lane-state key prefix, [3] inbox channel prefix, [4] now
  * (ms, the caller's clock, for backoff), [5] route name.
  */
 const ROUTE_PRELUDE = `
@@ -80,7 +80,7 @@ local function own(r, job, lane)
   return head_of(lane, redis.call('HGET', sk, 'gen'), true)
 end
 
--- A hand-off as one string for a dispatcher's inbox: the head's fields, lengths for the
+-- A hand-off as one message for a dispatcher's channel: the head's fields, lengths for the
 -- two free texts, then the texts and the entry's bytes as stored.
 local function encode_hand_off(job, h)
   local last_error, last_body = h[8] or '', h[7] or ''
@@ -88,7 +88,10 @@ local function encode_hand_off(job, h)
     .. last_error .. last_body .. h[3]
 end
 
--- Gives a lane to the job that began waiting last on a live dispatcher, if any.
+-- Gives a lane to the job that began waiting last on a live dispatcher, if any, and
+-- tells that dispatcher on its channel. A message nobody receives (its connection was
+-- down) is not lost work: the lane is recorded as the job's, and the job's retire at
+-- the end of its wait returns it.
 -- Waiters of a dispatcher gone silent are dropped on the way: their jobs stop counting
 -- as armed (\`x\`) and count again when BullMQ re-runs them after their lock expires.
 local function hand_off(r, lane)
@@ -99,11 +102,7 @@ local function hand_off(r, lane)
     local dispatcher, job = string.sub(waiter, 1, bar - 1), string.sub(waiter, bar + 1)
     if redis.call('HGET', r.drains, job) == 'i' .. dispatcher then
       if (tonumber(redis.call('ZSCORE', G.dispatchers, dispatcher) or '0') or 0) > redis_ms() then
-        local inbox = G.inbox .. dispatcher
-        redis.call('RPUSH', inbox, encode_hand_off(job, own(r, job, lane)))
-        -- The inbox of a dispatcher that dies with hand-offs in it goes away by itself;
-        -- the lanes come back when its jobs are re-run or dropped.
-        redis.call('PEXPIRE', inbox, 86400000)
+        redis.call('PUBLISH', G.inbox .. dispatcher, encode_hand_off(job, own(r, job, lane)))
         return true
       end
       redis.call('HSET', r.drains, job, 'x')

@@ -11,7 +11,7 @@ export const ENQUEUE_KEYS_PER_DELIVERY = 9;
  * KEYS[1] dedup bitmap of the update's block, [2] sequence, [3] dispatchers, [4] set of
  * routes, [5] the bot's stats, then 9 keys per delivery: lane, lane state, and the
  * route's lane set, ready list, delayed set, drain jobs, drain state, idle jobs, stats.
- * ARGV[1] lane key prefix, [2] lane-state key prefix, [3] inbox key prefix, [4] now
+ * ARGV[1] lane key prefix, [2] lane-state key prefix, [3] inbox channel prefix, [4] now
  * (ms), [5] bit offset of the update_id in its block, [6] dedup TTL (s), then 3 values
  * per delivery: lane id, route name, encoded entry.
  *
