@@ -123,7 +123,6 @@ export class OutboundPacer {
     const client = createRedis(redis.url, {
       connectionName: options.connectionName,
       mode: 'request',
-      autoPipelining: true,
     });
     return new OutboundPacer(client, new OutboundKeys(redis.prefix), options, true);
   }
