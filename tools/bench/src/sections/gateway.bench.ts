@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'undici';
+import { parse, stringify } from 'yaml';
 import { BenchChild } from '../harness/bench-child';
 import type { BenchContext } from '../harness/bench-context';
 import type { LoadResult } from '../harness/load-spec';
@@ -37,6 +39,14 @@ interface Path {
   single: Samples;
 }
 
+/** Budgets far above what the bench offers (one chat, thousands a second): pacing never waits. */
+const ROOMY_OUTBOUND = {
+  per_second: 100_000,
+  per_chat_per_second: 100_000,
+  chat_burst: 100_000,
+  per_group_per_minute: 100_000,
+};
+
 /**
  * Section 4: sendMessage three ways against the same emulator: straight to it (the
  * baseline), through the gateway's REST API (`messages/send`), and through its Bot API
@@ -44,6 +54,11 @@ interface Path {
  * connection's calls, where no request waits behind another. B4, a bare proxy, is
  * measured alongside as a reference: it shows how much of direct's throughput any
  * extra hop costs on this machine.
+ *
+ * The gateway runs twice, from two configs that differ only in `outbound`: pacing on
+ * with budgets far above the load (each call then costs its Redis script and nothing
+ * else), and pacing off. Both are measured in the same rounds, so what pacing costs is
+ * read as on / off of one run.
  */
 export async function gatewayBench(ctx: BenchContext): Promise<void> {
   const { quick } = ctx.options;
@@ -61,11 +76,23 @@ export async function gatewayBench(ctx: BenchContext): Promise<void> {
     [],
     [{ name: 'bench-client', token: clientToken }],
   );
+  const unpacedInstall = new RelaygramInstall(
+    `${ctx.runPrefix}-gateway-unpaced`,
+    ctx.redis.url,
+    apiRoot,
+    { id: BOT, token: bot.token, username: bot.username, webhookSecret: secret() },
+    [],
+    [{ name: 'bench-client', token: clientToken }],
+  );
+  setOutbound(install.configPath, ROOMY_OUTBOUND);
+  setOutbound(unpacedInstall.configPath, { enabled: false });
   const children: BenchChild[] = [];
   try {
     let gateway: AppProcess;
+    let unpaced: AppProcess;
     try {
       gateway = await install.start('gateway', ctx.options.launch);
+      unpaced = await unpacedInstall.start('gateway', ctx.options.launch, 'gateway-unpaced');
     } catch (error) {
       missAll(ctx, `gateway did not start: ${firstLine(error)}`);
       return;
@@ -83,6 +110,8 @@ export async function gatewayBench(ctx: BenchContext): Promise<void> {
     });
     const numericId = bot.token.split(':')[0];
     const json = { 'content-type': 'application/json' };
+    // Each path next to the one it is compared with, so load from elsewhere on the
+    // machine hits both alike.
     const paths: Path[] = [
       path('direct', `${apiRoot}/bot${bot.token}/sendMessage`, json, ctx.emulator.child.pid),
       path(
@@ -92,14 +121,33 @@ export async function gatewayBench(ctx: BenchContext): Promise<void> {
         gateway.pid,
       ),
       path(
+        'messages/send, pacing off',
+        `${unpaced.url}/api/v1/${BOT}/messages/send`,
+        { ...json, 'x-service-token': clientToken },
+        unpaced.pid,
+      ),
+      path(
         'drop-in',
         `${gateway.url}/bot${numericId}:${clientToken}/sendMessage`,
         json,
         gateway.pid,
       ),
+      path(
+        'drop-in, pacing off',
+        `${unpaced.url}/bot${numericId}:${clientToken}/sendMessage`,
+        json,
+        unpaced.pid,
+      ),
       path('B4 bare proxy', `${proxyUrl}/proxy/sendMessage`, json, proxy.pid),
     ];
-    const [direct, rest, dropIn, bare] = paths;
+    const [direct, rest, restUnpaced, dropIn, dropInUnpaced, bare] = paths as [
+      Path,
+      Path,
+      Path,
+      Path,
+      Path,
+      Path,
+    ];
 
     const broken = new Map<string, string>();
     for (const p of paths) {
@@ -111,7 +159,7 @@ export async function gatewayBench(ctx: BenchContext): Promise<void> {
       return;
     }
     const working = paths.filter((p) => !broken.has(p.name));
-    const rss = new RssSampler([gateway.pid, proxy.pid]).start();
+    const rss = new RssSampler([gateway.pid, unpaced.pid, proxy.pid]).start();
 
     for (const p of working) {
       ctx.log(`gateway: warming ${p.name} up (${warmSec} s)`);
@@ -193,6 +241,49 @@ export async function gatewayBench(ctx: BenchContext): Promise<void> {
         }),
       );
     }
+    for (const [on, off, name] of [
+      [rest, restUnpaced, 'messages/send'],
+      [dropIn, dropInUnpaced, 'drop-in'],
+    ] as const) {
+      const problem = broken.get(on.name) ?? broken.get(off.name);
+      const throughput = {
+        section: SECTION,
+        name: `${name} throughput, pacing on vs off (${CONNECTIONS} conn.)`,
+        unit: 'req/s',
+        target: { kind: 'ratio-at-least' as const, min: 0.85 },
+      };
+      const added = {
+        section: SECTION,
+        name: `${name} p50 added by pacing, 1 conn.`,
+        unit: 'ms',
+        target: { kind: 'added-at-most' as const, max: 0.3, unit: 'ms' },
+      };
+      if (problem) {
+        ctx.rows.push(failedRow(throughput, problem), failedRow(added, problem));
+        continue;
+      }
+      ctx.rows.push(
+        row({
+          ...throughput,
+          value: rps(on),
+          baseline: rps(off),
+          baselineName: 'pacing off',
+          note: on.failed ? `${on.failed} calls failed` : undefined,
+        }),
+        row({
+          ...added,
+          value: on.single.percentile(50),
+          baseline: off.single.percentile(50),
+          baselineName: 'pacing off',
+        }),
+        row({
+          section: SECTION,
+          name: `${name} gateway CPU per call, pacing off`,
+          unit: 'µs',
+          value: off.ok > 0 ? off.cpuMicros / off.ok : undefined,
+        }),
+      );
+    }
     if (!broken.has(bare.name)) {
       ctx.rows.push(
         row({
@@ -225,7 +316,15 @@ export async function gatewayBench(ctx: BenchContext): Promise<void> {
   } finally {
     await Promise.all(children.map((c) => c.stop()));
     await install.close();
+    await unpacedInstall.close();
   }
+}
+
+/** Gives the install's bot these `outbound` keys (the install writes its config itself). */
+function setOutbound(configPath: string, outbound: Record<string, unknown>): void {
+  const config = parse(readFileSync(configPath, 'utf8')) as { bots: Record<string, unknown>[] };
+  for (const bot of config.bots) bot.outbound = outbound;
+  writeFileSync(configPath, stringify(config));
 }
 
 function path(name: string, url: string, headers: Record<string, string>, pid?: number): Path {
@@ -267,6 +366,26 @@ async function probe(p: Path): Promise<string | undefined> {
 
 function missAll(ctx: BenchContext, reason: string): void {
   for (const name of ['messages/send', 'drop-in']) {
+    ctx.rows.push(
+      failedRow(
+        {
+          section: SECTION,
+          name: `${name} throughput, pacing on vs off`,
+          unit: 'req/s',
+          target: { kind: 'ratio-at-least', min: 0.85 },
+        },
+        reason,
+      ),
+      failedRow(
+        {
+          section: SECTION,
+          name: `${name} p50 added by pacing`,
+          unit: 'ms',
+          target: { kind: 'added-at-most', max: 0.3, unit: 'ms' },
+        },
+        reason,
+      ),
+    );
     ctx.rows.push(
       failedRow(
         {
