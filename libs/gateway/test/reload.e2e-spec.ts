@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { ConfigService } from '@relaygram/config';
 import { get, post } from './http-client';
 import { clientToken, startGatewayHarness, type GatewayHarness } from './gateway-harness';
@@ -68,5 +68,26 @@ describe('config reload', () => {
     const dropIn = await get(`${h.url}/bot${h.dropInToken(h.other)}/getMe`);
     expect(dropIn.status).toBe(401);
     expect((await get(`${h.url}/bot${h.dropInToken(h.lonely, newcomer)}/getMe`)).status).toBe(200);
+  });
+
+  it("applies a bot's new outbound budgets to the next call", async () => {
+    const send = () =>
+      post(
+        `${h.url}/api/v1/main-bot/messages/send`,
+        { chat_id: 77, text: 'x' },
+        { 'x-service-token': h.siteToken },
+      );
+    const current = await readFile(h.configPath, 'utf8');
+    const tight = current.replace(
+      /( {2}- id: main-bot\n(?: {4}.*\n)*)/,
+      `$1    outbound:\n      per_chat_per_second: 1\n      chat_burst: 1\n      max_wait: 0s\n`,
+    );
+    expect(tight).not.toBe(current);
+    await writeFile(h.configPath, tight);
+    expect(await h.running.app.get(ConfigService).reload()).toMatchObject({ ok: true });
+    // One at once, and no waiting at all for the next: refused, Telegram-style.
+    expect((await send()).status).toBe(200);
+    const refused = await send();
+    expect(refused).toMatchObject({ status: 502, body: { error_code: 429 } });
   });
 });
