@@ -6,6 +6,7 @@ import {
 } from '@nestjs/common';
 import { ConfigService, type RelaygramConfig } from '@relaygram/config';
 import { HealthRegistry, RELAYGRAM_LOGGER } from '@relaygram/observability';
+import { DrainScheduler } from '@relaygram/queue';
 import type { Logger } from 'pino';
 import { TargetClient } from './delivery/target-client';
 import { WebhookReplyExecutor } from './delivery/webhook-reply.executor';
@@ -32,6 +33,7 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
     private readonly workers: DeliveryWorkers,
     private readonly drainer: LaneDrainer,
     private readonly inbox: DispatcherInbox,
+    private readonly scheduler: DrainScheduler,
     private readonly target: TargetClient,
     private readonly replies: WebhookReplyExecutor,
     private readonly maintenance: MaintenanceScheduler,
@@ -48,6 +50,7 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
       this.workers.ensure(route.name, route.concurrency, route.ordering === 'strict');
     }
     this.inbox.start();
+    void this.#announce();
     this.maintenance.start();
     this.#unsubscribe = this.config.onReload((next) => {
       this.#reloads = this.#reloads.then(() => this.#apply(next));
@@ -89,13 +92,26 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
     await Promise.all([this.target.close(), this.replies.close(), this.inbox.close()]);
   }
 
+  /** This replica's slots, announced at once, and jobs armed for what already waits. */
+  async #announce(): Promise<void> {
+    try {
+      await this.scheduler.add(await this.inbox.announce());
+    } catch (error) {
+      // The heartbeat and the reconciler do the same a little later.
+      this.logger.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'could not announce this dispatcher yet',
+      );
+    }
+  }
+
   async #apply(next: RelaygramConfig): Promise<void> {
     const changes = this.routes.apply(next.routes);
     for (const route of next.routes) {
       this.workers.ensure(route.name, route.concurrency, route.ordering === 'strict');
     }
     const removals = changes.removed.map((name) => this.workers.remove(name));
-    await this.inbox.announce().catch(() => undefined);
+    await this.#announce();
     await this.replies.replace(next);
     if (changes.added.length || changes.changed.length || changes.removed.length) {
       this.logger.info(changes, 'dispatcher routes reloaded');

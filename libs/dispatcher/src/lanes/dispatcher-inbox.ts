@@ -4,6 +4,7 @@ import { DISPATCHER_HEARTBEAT_MS, DISPATCHER_PRESENCE_TTL_MS } from '@relaygram/
 import {
   createRedis,
   decodeHandOff,
+  type DrainJobsToAdd,
   type HandOff,
   type LaneStore,
   type QueueContext,
@@ -97,13 +98,26 @@ export class DispatcherInbox {
     this.#heartbeat.unref();
   }
 
-  /** Announce the routes' slots now (after a reload), not at the next heartbeat. */
-  announce(): Promise<void> {
-    return this.lanes.heartbeat(
+  /**
+   * Announce the routes' slots now (at start, after a reload), not at the next
+   * heartbeat, and arm jobs for what already waits: a backlog left for this replica's
+   * slots arms nothing else until a lane is newly scheduled.
+   */
+  async announce(): Promise<DrainJobsToAdd> {
+    const slots = this.slots();
+    await this.lanes.heartbeat(
       this.id,
       this.settings.presenceTtlMs ?? DISPATCHER_PRESENCE_TTL_MS,
-      this.slots(),
+      slots,
     );
+    this.#present = !this.#closed;
+    const jobs: DrainJobsToAdd = { arms: [], wakes: [] };
+    for (const { route } of slots) {
+      const more = await this.lanes.ensureDraining(route);
+      jobs.arms.push(...more.arms);
+      jobs.wakes.push(...more.wakes);
+    }
+    return jobs;
   }
 
   /**

@@ -214,7 +214,12 @@ end
 
 local function next_step(r, job, dispatcher)
   local h = claim_next(r, job)
-  if h then return {'head', unpack(h)} end
+  if h then
+    -- A backlog: more jobs may be due (slots grew: a dispatcher joined, a reload raised
+    -- concurrency), and nothing else arms while no lane is newly scheduled.
+    if redis.call('LLEN', r.ready) > 0 then arm(r) end
+    return {'head', unpack(h)}
+  end
   return idle_or_end(r, job, dispatcher)
 end
 
