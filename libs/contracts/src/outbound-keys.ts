@@ -24,7 +24,7 @@ export class OutboundKeys {
     return `${this.prefix}:outbound:${bot}:bins`;
   }
 
-  /** Hash of one chat's budget: `tat` (its theoretical arrival time, ms) and `last` slot. */
+  /** String of one chat's budget: `<tat>:<last>`, its theoretical arrival time and last slot (ms). */
   chat(bot: string, chat: string): string {
     return `${this.prefix}:outbound:${bot}:chat:${chat}`;
   }

@@ -47,14 +47,19 @@ local function raise(time, kind)
   end
 end
 
-raise(tonumber(redis.call('ZSCORE', KEYS[1], '*')), 'pause')
+local pauses = redis.call('ZMSCORE', KEYS[1], '*', chat == '' and '*' or chat)
+raise(tonumber(pauses[1]), 'pause')
+raise(tonumber(pauses[2]), 'pause')
 local tat, last = 0, 0
 local chat_charged = 0
 if chat ~= '' then
-  raise(tonumber(redis.call('ZSCORE', KEYS[1], chat)), 'pause')
-  local state = redis.call('HMGET', KEYS[3], 'tat', 'last')
-  tat = tonumber(state[1]) or 0
-  last = tonumber(state[2]) or 0
+  -- '<tat>:<last>', one string, so one read and one write per call.
+  local state = redis.call('GET', KEYS[3])
+  if state then
+    local sep = string.find(state, ':', 1, true)
+    tat = tonumber(string.sub(state, 1, sep - 1))
+    last = tonumber(string.sub(state, sep + 1))
+  end
   chat_charged = math.min(cost, chat_burst)
   raise(math.max(last, tat + (chat_charged - chat_burst) * chat_interval), 'chat')
 end
@@ -95,17 +100,19 @@ while true do
       slot = earliest
     end
     redis.call('HSET', KEYS[2], field, string.format('%d:%d', bin, count + cost))
+    -- Once per bin, not per call: the calendar lives while bins keep being opened.
+    if count == 0 then
+      redis.call('PEXPIRE', KEYS[2], math.ceil(max_wait + 2 * bin_width) + 1000)
+    end
     break
   end
   bin = bin + 1
 end
-redis.call('PEXPIRE', KEYS[2], math.ceil(max_wait + 2 * bin_width) + 1000)
 
 if chat ~= '' then
   local new_tat = math.max(tat, slot + transit) + chat_charged * chat_interval
-  redis.call('HSET', KEYS[3], 'tat', string.format('%.3f', new_tat),
-    'last', string.format('%.3f', math.max(last, slot)))
-  redis.call('PEXPIRE', KEYS[3], math.ceil(new_tat - now) + 1000)
+  redis.call('SET', KEYS[3], string.format('%.3f:%.3f', new_tat, math.max(last, slot)),
+    'PX', math.ceil(new_tat - now) + 1000)
   if group_limit > 0 then
     local slots = {}
     for i = 1, group_charged do slots[i] = string.format('%.3f', slot) end
@@ -156,10 +163,8 @@ return {scope, math.ceil(ends - now)}
  */
 export const PAUSED_FOR_LUA = `${CLOCK}
 local now = clock(ARGV[2])
-local ends = tonumber(redis.call('ZSCORE', KEYS[1], '*')) or 0
-if ARGV[1] ~= '' then
-  ends = math.max(ends, tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1])) or 0)
-end
+local pauses = redis.call('ZMSCORE', KEYS[1], '*', ARGV[1] == '' and '*' or ARGV[1])
+local ends = math.max(tonumber(pauses[1]) or 0, tonumber(pauses[2]) or 0)
 if ends <= now then return 0 end
 return math.ceil(ends - now)
 `;
