@@ -138,7 +138,7 @@ export class LaneDrainer {
       }
       if (step.kind === 'end') return;
       if (step.kind === 'idle') {
-        const handOff = await this.#waitForHandOff(run);
+        const handOff = await this.#waitForHandOff(run, step.until);
         result = handOff
           ? { step: { kind: 'head', ...handOff }, jobs: { arms: [], wakes: [] } }
           : await run.lanes.retire(run.ref);
@@ -225,9 +225,13 @@ export class LaneDrainer {
     return this.inbox.id;
   }
 
-  /** A lane handed to the job while it waited, or undefined when the wait is over. */
-  async #waitForHandOff(run: DrainRun): Promise<ClaimedHead | undefined> {
-    const deadline = Date.now() + this.settings.lingerMs;
+  /**
+   * A lane handed to the job while it waited, or undefined when the wait is over (the
+   * linger, or the time the earliest backing-off lane of the route comes due).
+   */
+  async #waitForHandOff(run: DrainRun, due?: number): Promise<ClaimedHead | undefined> {
+    // Until a backing-off lane comes due at the latest: the retire claims it then.
+    const deadline = Math.min(Date.now() + this.settings.lingerMs, due ?? Infinity);
     for (;;) {
       const left = deadline - Date.now();
       if (this.#stopping || left <= 0) return undefined;

@@ -49,7 +49,11 @@ export interface ClaimedHead extends LaneHead {
  * change nothing.
  */
 export type DrainStep =
-  { kind: 'stale' } | { kind: 'idle' } | { kind: 'end' } | ({ kind: 'head' } & ClaimedHead);
+  | { kind: 'stale' }
+  /** Waiting for a hand-off; `until`: when the earliest backing-off lane comes due (ms). */
+  | { kind: 'idle'; until?: number }
+  | { kind: 'end' }
+  | ({ kind: 'head' } & ClaimedHead);
 
 /** A drain job the script armed: the caller adds it to the route's BullMQ queue. */
 export interface ArmedJob {
@@ -101,6 +105,9 @@ export function parseStep(step: readonly unknown[]): DrainStep {
     case 'head':
       return { kind: 'head', ...parseHead(step.slice(1)) };
     case 'idle':
+      return step[1] === undefined || step[1] === null
+        ? { kind }
+        : { kind, until: Number(text(step[1])) };
     case 'end':
     case 'stale':
       return { kind };

@@ -25,7 +25,8 @@ import { DrainScheduler } from './drain-scheduler';
  * - no lane has two senders: a send starts only behind the fence (lock token and lane
  *   generation), and a zombie's fence always fails;
  * - each lane's first sends follow acceptance order;
- * - counters add up: queued = waiting, delivered and dead as the model counted.
+ * - counters add up: queued = waiting, delivered and dead as the model counted; the
+ *   route's armed and pending jobs as its job entries say.
  *
  * Replay a failure with the seed fast-check prints: FC_SEED=<seed> (and FC_PATH=<path>);
  * FC_NUM_RUNS changes the number of runs.
@@ -415,6 +416,13 @@ async function checkInvariants(w: World): Promise<void> {
     });
     if (owned) expect({ lane, entry: drains[state.job] }).toEqual({ lane, entry: `l${lane}` });
   }
+  // The route's counters agree with its job entries.
+  const counters = await redis.hmget(keys.drainState(ROUTE), 'armed', 'pending');
+  const entries = Object.values(drains);
+  expect({ armed: Number(counters[0] ?? 0), pending: Number(counters[1] ?? 0) }).toEqual({
+    armed: entries.filter((e) => e !== 'x').length,
+    pending: entries.filter((e) => e.startsWith('a')).length,
+  });
   // No job entry names a lane another job owns.
   for (const [job, entry] of Object.entries(drains)) {
     if (!entry.startsWith('l')) continue;

@@ -204,11 +204,16 @@ local function end_job(r, job)
 end
 
 -- A job with nothing to do waits for a hand-off when it names its dispatcher, else ends.
+-- A waiting job is told when the earliest backing-off lane comes due: hand-offs never
+-- carry those, so it retires then and claims the lane (a wake job may be stuck behind
+-- waiting jobs in BullMQ's own slots).
 local function idle_or_end(r, job, dispatcher)
   if dispatcher == '' then return end_job(r, job) end
   redis.call('HSET', r.drains, job, 'i' .. dispatcher)
   redis.call('LPUSH', r.idle, dispatcher .. '|' .. job)
   check_wake(r)
+  local first = redis.call('ZRANGE', r.delayed, 0, 0, 'WITHSCORES')
+  if first[1] then return {'idle', first[2]} end
   return {'idle'}
 end
 
@@ -248,7 +253,7 @@ if redis.call('GET', ${lockKey}) ~= ${token} then return reply({'stale'}) end
  * A drain job starts (or BullMQ re-runs it after a crash).
  * KEYS[10] the job's lock. ARGV[6] job id, ARGV[7] lock token, ARGV[8] dispatcher to
  * wait on ('' to end instead of waiting).
- * Returns {step, arms, wakes}; step is {'stale'} | {'idle'} | {'end'} |
+ * Returns {step, arms, wakes}; step is {'stale'} | {'idle', earliest due ms?} | {'end'} |
  * {'head', lane, gen, entry, attempts, c5xx, last_status, last_body, last_error}.
  */
 export const START_LUA = routeScript(`
@@ -381,8 +386,9 @@ return reply(next_step(R, job, dispatcher))
 
 /**
  * A waiting job's wait is over (or its dispatcher is stopping): it ends, unless a lane
- * was handed to it meanwhile; then that lane's head is returned (already begun by the
- * hand-off), whether or not the hand-off reached the dispatcher's inbox.
+ * was handed to it meanwhile, whose head is then returned (already begun by the
+ * hand-off, whether or not the message arrived), or a lane is due or ready, which it
+ * claims.
  * KEYS[10] the job's lock. ARGV[6] job id, ARGV[7] lock token.
  * Returns {step, arms, wakes}: step is {'end'} | {'stale'} | {'head', ...} as START.
  */
@@ -400,7 +406,14 @@ if kind == 'l' then
   end
 elseif kind == 'i' then
   redis.call('LREM', R.idle, 0, string.sub(st, 2) .. '|' .. job)
+elseif kind == 'x' then
+  -- Its dispatcher was taken for gone while it waited: it counts again from here.
+  redis.call('HINCRBY', R.drain, 'armed', 1)
+  redis.call('HSET', R.drains, job, 'f')
 end
+-- Work that came due while it waited (a backing-off lane) is claimed rather than left.
+local h = claim_next(R, job)
+if h then return reply({'head', unpack(h)}) end
 return reply(end_job(R, job))
 `);
 
