@@ -37,7 +37,8 @@ routes:
       }
       return { status: 204 };
     });
-    await h.start({ reconcileEveryMs: 500 });
+    // Jobs wait only briefly for work, so none is around when the lane comes due.
+    await h.start({ reconcileEveryMs: 500, lingerMs: 100 });
     const enqueued = [];
     for (let id = 1; id <= 5; id++) enqueued.push(await h.enqueue(messageUpdate(id, id)));
     const lane = enqueued[0].deliveries[0].lane;
