@@ -108,8 +108,8 @@ export class OutboundPacer {
     options: OutboundPacerOptions = {},
     private readonly ownsRedis = false,
   ) {
-    this.#shared = new RedisBudget(redis, keys);
     this.#timeoutMs = options.redisTimeoutMs ?? 500;
+    this.#shared = new RedisBudget(redis, keys, this.#timeoutMs);
     this.#probeEveryMs = options.probeEveryMs ?? 1_000;
     this.#transitMs = options.transitMs ?? DEFAULT_TRANSIT_MS;
     this.#logger = options.logger;

@@ -162,6 +162,30 @@ describe('the pacing script in Redis', () => {
     }
   });
 
+  it('sends the reservations of a busy moment together, each still its own script', async () => {
+    const client = await connect('batched');
+    clients.push(client);
+    let pipelines = 0;
+    const original = client.pipeline.bind(client);
+    client.pipeline = ((...args: Parameters<typeof original>) => {
+      pipelines++;
+      return original(...args);
+    }) as typeof client.pipeline;
+    const shared = new RedisBudget(client, freshKeys());
+    const p = params({ perSecond: 1000, perChatPerSecond: 1, chatBurst: 1, maxWaitMs: 60_000 });
+    const now = T0;
+    const decisions = await Promise.all(
+      Array.from({ length: 50 }, () => shared.reserve('bot', plan(5), p, now)),
+    );
+    // The first went alone; the 49 asked meanwhile went as one pipeline.
+    expect(pipelines).toBe(1);
+    // One chat with a burst of 1: a second plus the transit allowance apart. Every
+    // script saw the ones before it.
+    const waits = decisions.map((d) => (d.ok ? d.waitMs : -1));
+    expect(waits.slice(0, 3)).toEqual([0, 1100, 2200]);
+    expect(new Set(waits).size).toBe(50);
+  });
+
   it('keeps a bot calendar of bounded size, and expires a quiet bot', async () => {
     const keys = freshKeys();
     const shared = new RedisBudget(redis, keys);

@@ -5,6 +5,7 @@ import type { BudgetParams } from '../budget/budget-params';
 import type { CallPlan } from '../budget/call-plan';
 import { BOT_WIDE_CHATS, BOT_WIDE_WINDOW_MS, type PauseScope } from '../budget/pause-scope';
 import { ACQUIRE_LUA, PAUSED_FOR_LUA, PAUSES_LUA, PAUSE_LUA } from './pacing.lua';
+import { ScriptBatcher } from './script-batcher';
 
 type ScriptFn = (numKeys: number, ...args: (string | number)[]) => Promise<unknown>;
 
@@ -43,15 +44,19 @@ const MAX_LISTED_PAUSES = 1000;
  */
 export class RedisBudget {
   readonly #redis: RedisClient & PacingScripts;
+  readonly #acquire: ScriptBatcher;
 
+  /** `staleMs`: a reservation still queued this long after it was asked for is dropped. */
   constructor(
     redis: RedisClient,
     private readonly keys: OutboundKeys,
+    staleMs = 1_000,
   ) {
     for (const [name, lua] of Object.entries(SCRIPTS)) {
       if (!(name in redis)) redis.defineCommand(name, { lua });
     }
     this.#redis = redis as RedisClient & PacingScripts;
+    this.#acquire = new ScriptBatcher(redis, 'rgOutboundAcquire', staleMs);
   }
 
   async reserve(
@@ -62,7 +67,7 @@ export class RedisBudget {
   ): Promise<SharedDecision> {
     const chat = plan.chat;
     const group = chat?.kind === 'group';
-    const answer = (await this.#redis.rgOutboundAcquire(
+    const answer = (await this.#acquire.call([
       4,
       this.keys.pauses(botId),
       this.keys.bins(botId),
@@ -80,7 +85,7 @@ export class RedisBudget {
       p.ringSize,
       chat?.key ?? '',
       now ?? '',
-    )) as [number, number, string];
+    ])) as [number, number, string];
     const [ok, ms, binding] = answer;
     if (ok === 1) {
       return binding
