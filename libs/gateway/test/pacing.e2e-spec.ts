@@ -131,6 +131,25 @@ describe('outbound pacing through the gateway', () => {
     ).toBeGreaterThanOrEqual(1);
   });
 
+  it('drops a waiting call whose caller hung up: it never reaches Telegram', async () => {
+    expect((await dropIn(600)).status).toBe(200);
+    const controller = new AbortController();
+    const waiting = request(`${h.url}/bot${h.dropInToken(h.main)}/sendMessage`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ chat_id: 600, text: 'gone' }),
+      signal: controller.signal,
+    }).catch((error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    controller.abort();
+    await waiting;
+    // Past the slot it would have had (1.1 s after the first).
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(sentTo(h.emulator.sent(h.main.id), 600).map((c) => c.params['text'])).toEqual([
+      'to 600',
+    ]);
+  });
+
   it('a Telegram 429 with retry_after 3 for one chat pauses it on every replica for 3 s; other chats go on', async () => {
     h.emulator.failTooManyRequests(h.main.id, 3, 'sendMessage', 1);
     const hit = await dropIn(400);

@@ -144,13 +144,14 @@ export class OutboundPacer {
 
   /**
    * Takes a slot for a call before it goes to Telegram; resolves when it may go (or
-   * must be refused). `signal` ends the wait when the caller goes away.
+   * must be refused). `signal` ends the wait when the caller goes away; given as a
+   * function, it is only made when the call has to wait.
    */
   async acquire(
     bot: BotConfig,
     method: string,
     params: Readonly<Record<string, unknown>>,
-    signal?: AbortSignal,
+    signal?: AbortSignal | (() => AbortSignal),
   ): Promise<PaceResult> {
     if (!outboundOf(bot).enabled) return UNPACED;
     const plan = planCall(method, params);
@@ -172,7 +173,8 @@ export class OutboundPacer {
       }
       budget ??= decision.binding;
       if (decision.waitMs <= 0) return this.#go(plan, start, budget);
-      if (!(await sleep(decision.waitMs, signal))) return ABORTED;
+      const abort = typeof signal === 'function' ? signal() : signal;
+      if (!(await sleep(decision.waitMs, abort))) return ABORTED;
       // A 429 another replica met while this call slept pauses it too.
       const pausedFor = await this.#pausedFor(bot.id, plan.chat?.key);
       if (pausedFor <= 0) return this.#go(plan, start, budget);

@@ -128,7 +128,7 @@ export class IdempotencyStore {
   async begin(
     scope: IdempotencyScope,
     fingerprint: string,
-    options: { waitMs: number; leaseMs: number; signal?: AbortSignal },
+    options: { waitMs: number; leaseMs: number; signal?: AbortSignal | (() => AbortSignal) },
   ): Promise<Claim> {
     const digest = createHash('sha256')
       .update(`${scope.client}\n${scope.bot}\n${scope.key}`)
@@ -143,9 +143,10 @@ export class IdempotencyStore {
         let answer = (await claim()) as [string, string?];
         if (answer[0] === 'running') {
           const remaining = deadline - Date.now();
-          if (remaining <= 0 || options.signal?.aborted) return { kind: 'in-progress' };
+          const signal = typeof options.signal === 'function' ? options.signal() : options.signal;
+          if (remaining <= 0 || signal?.aborted) return { kind: 'in-progress' };
           // Listen first, then look again: a finish between the two is never missed.
-          const finished = this.#finished(digest, remaining, options.signal);
+          const finished = this.#finished(digest, remaining, signal);
           await this.#subscribe();
           answer = (await claim()) as [string, string?];
           if (answer[0] === 'running') {

@@ -49,7 +49,7 @@ export class GatewayPacing implements OnModuleInit, OnModuleDestroy {
     bot: BotConfig,
     method: string,
     params: Readonly<Record<string, unknown>>,
-    signal?: AbortSignal,
+    signal?: AbortSignal | (() => AbortSignal),
   ): Promise<PaceResult> {
     const result = await this.pacer.acquire(bot, method, params, signal);
     if (result.kind === 'go') {

@@ -260,7 +260,7 @@ async function answerOnce(
   reply: FastifyReply,
   key: string | undefined,
   fingerprint: string,
-  run: (signal: AbortSignal) => Promise<CallAnswer>,
+  run: (signal: CallerSignal) => Promise<CallAnswer>,
 ): Promise<FastifyReply> {
   const signal = callerSignal(reply);
   if (key === undefined) return sendCall(reply, await run(signal));
@@ -285,7 +285,7 @@ function beginKey(
   access: GatewayAccess,
   key: string,
   fingerprint: string,
-  signal: AbortSignal,
+  signal: CallerSignal,
 ): Promise<Claim> {
   const options = deps.telegram.options;
   const maxWaitMs = outboundOf(access.bot).maxWaitMs;
@@ -467,7 +467,7 @@ async function callTelegram(
   encoding: BodyEncoding,
   params: Record<string, unknown>,
   reply: FastifyReply,
-  signal: AbortSignal,
+  signal: CallerSignal,
   answer: (result: unknown) => unknown,
 ): Promise<CallAnswer> {
   let pace = await deps.pacing.pace(access.bot, access.method, params, signal);
@@ -555,13 +555,28 @@ function callerGone(reply: FastifyReply): boolean {
   return reply.raw.destroyed || reply.raw.writableEnded;
 }
 
-/** Aborted when the caller's connection closes before its answer: waits for it end. */
-export function callerSignal(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
-  });
-  return controller.signal;
+/** The caller's signal, made only for the calls that wait (most never do). */
+export type CallerSignal = () => AbortSignal;
+
+/**
+ * Aborted when the caller's connection closes before its answer: a wait for it ends.
+ * Made on first use, and aborted at once if the caller is already gone by then.
+ */
+export function callerSignal(reply: FastifyReply): CallerSignal {
+  let signal: AbortSignal | undefined;
+  return () => {
+    if (signal) return signal;
+    const controller = new AbortController();
+    signal = controller.signal;
+    if (reply.raw.destroyed) {
+      controller.abort();
+      return signal;
+    }
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) controller.abort();
+    });
+    return signal;
+  };
 }
 
 function sleep(ms: number): Promise<void> {
