@@ -4,7 +4,7 @@ import { request } from 'undici';
 import { parse, stringify } from 'yaml';
 import { BenchChild } from '../harness/bench-child';
 import type { BenchContext } from '../harness/bench-context';
-import type { LoadResult } from '../harness/load-spec';
+import type { ClosedLoopSpec, LoadResult } from '../harness/load-spec';
 import { CpuWindow, RssSampler, scrapeHeap } from '../harness/proc-stats';
 import {
   RelaygramInstall,
@@ -17,6 +17,8 @@ import { Samples } from '../stats/percentiles';
 import { firstLine } from './ingress.bench';
 
 const SECTION = '4 gateway';
+/** Turns of the one-connection measurement of pacing on and off. */
+const SINGLE_TURNS = 10;
 const BOT = 'bench-bot';
 const CONNECTIONS = 50;
 const MESSAGE = JSON.stringify({
@@ -165,20 +167,48 @@ export async function gatewayBench(ctx: BenchContext): Promise<void> {
       ctx.log(`gateway: warming ${p.name} up (${warmSec} s)`);
       await load.call<LoadResult>('run', spec(p, CONNECTIONS, warmSec));
     }
+    // Pacing on and off of one path are measured in short turns, one after the other,
+    // so that load from elsewhere on the machine falls on both sides alike.
+    const pairs = new Map<Path, Path>([
+      [rest, restUnpaced],
+      [dropIn, dropInUnpaced],
+    ]);
+    const measure = async (p: Path, seconds: number) => {
+      const cpu = new CpuWindow(p.pid === undefined ? [] : [p.pid]).start();
+      const result = await load.call<LoadResult>('run', spec(p, CONNECTIONS, seconds));
+      const used = p.pid === undefined ? undefined : cpu.stop().get(p.pid);
+      p.ok += result.ok;
+      p.failed += result.non2xx + result.errors;
+      p.durationMs += result.durationMs;
+      p.cpuMicros += used ?? Number.NaN;
+      p.latencies.addAll(result.latencies);
+    };
+    const measureSingle = async (p: Path, spec1: ClosedLoopSpec) => {
+      const single = await load.call<LoadResult>('run', spec1);
+      p.single.addAll(single.latencies);
+    };
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? working : [...working].reverse();
       for (const p of order) {
+        const partner = pairs.get(p);
+        if ([...pairs.values()].includes(p)) continue;
+        if (partner && working.includes(partner)) {
+          ctx.log(`gateway: round ${round + 1}/${rounds}, ${p.name}, pacing on and off by turns`);
+          for (let turn = 0; turn < runSec; turn++) {
+            const [first, second] = turn % 2 === 0 ? [p, partner] : [partner, p];
+            await measure(first, 1);
+            await measure(second, 1);
+          }
+          for (let turn = 0; turn < SINGLE_TURNS; turn++) {
+            const [first, second] = turn % 2 === 0 ? [p, partner] : [partner, p];
+            await measureSingle(first, { ...spec(first, 1, 0), amount: singleCalls(singleSec) });
+            await measureSingle(second, { ...spec(second, 1, 0), amount: singleCalls(singleSec) });
+          }
+          continue;
+        }
         ctx.log(`gateway: round ${round + 1}/${rounds}, ${p.name} (${runSec} s + ${singleSec} s)`);
-        const cpu = new CpuWindow(p.pid === undefined ? [] : [p.pid]).start();
-        const result = await load.call<LoadResult>('run', spec(p, CONNECTIONS, runSec));
-        const used = p.pid === undefined ? undefined : cpu.stop().get(p.pid);
-        p.ok += result.ok;
-        p.failed += result.non2xx + result.errors;
-        p.durationMs += result.durationMs;
-        p.cpuMicros += used ?? Number.NaN;
-        p.latencies.addAll(result.latencies);
-        const single = await load.call<LoadResult>('run', spec(p, 1, singleSec));
-        p.single.addAll(single.latencies);
+        await measure(p, runSec);
+        await measureSingle(p, spec(p, 1, singleSec));
       }
     }
     ctx.heap.gateway = await scrapeHeap(gateway.adminUrl);
@@ -343,7 +373,12 @@ function path(name: string, url: string, headers: Record<string, string>, pid?: 
   };
 }
 
-function spec(p: Path, connections: number, durationSec: number) {
+/** Calls per one-connection turn: about `singleSec` in all at a few thousand a second. */
+function singleCalls(singleSec: number): number {
+  return Math.max(50, Math.round((singleSec * 2000) / SINGLE_TURNS));
+}
+
+function spec(p: Path, connections: number, durationSec: number): ClosedLoopSpec {
   return {
     url: p.url,
     headers: p.headers,
