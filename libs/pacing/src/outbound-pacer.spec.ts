@@ -120,6 +120,25 @@ describe('OutboundPacer on a shared Redis', () => {
     expect(commands()).toBe(2);
   });
 
+  it('takes a new slot for a call its busy process woke too late to send at its own', async () => {
+    const { pacer: a } = await pacer('late');
+    const limits = bot({ perChatPerSecond: 1, chatBurst: 1, maxWaitMs: 5_000 });
+    await a.acquire(limits, 'sendMessage', send(11));
+    const second = a.acquire(limits, 'sendMessage', send(11));
+    // Keep the event loop busy across the second call's slot (1.1 s from now).
+    setTimeout(() => {
+      const until = Date.now() + 500;
+      while (Date.now() < until) {
+        // a long synchronous task, as a GC pause or a starved CPU would be
+      }
+    }, 1_000);
+    const result = await second;
+    expect(result).toMatchObject({ kind: 'go' });
+    // Sent at its slot it would have closed up on the next send; the new slot is a
+    // second after the stale one.
+    expect(result.kind === 'go' && result.waitedMs).toBeGreaterThanOrEqual(2_100);
+  });
+
   it("answers at once, with Telegram's retry_after, a call that would wait past max_wait", async () => {
     const { pacer: a } = await pacer('refuses');
     const limits = bot({ perChatPerSecond: 1, chatBurst: 1, maxWaitMs: 2_000 });

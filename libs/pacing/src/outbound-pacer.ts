@@ -74,7 +74,10 @@ const ABORTED: PaceResult = Object.freeze({ kind: 'aborted' });
 const FAILURES_TO_DEGRADE = 3;
 /** ioredis states of a connection being made for the first time (not lost and retried). */
 const CONNECTING = new Set(['wait', 'connecting', 'connect']);
-/** Re-reservations after pauses found at the slot; each waits out a pause, so few ever happen. */
+/**
+ * Reservations one call may take: again after a pause found at its slot, or after its
+ * process was too busy to send at its slot. Both are rare.
+ */
 const MAX_ROUNDS = 4;
 
 /**
@@ -172,13 +175,21 @@ export class OutboundPacer {
         };
       }
       budget ??= decision.binding;
-      if (decision.waitMs <= 0) return this.#go(plan, start, budget);
-      const abort = typeof signal === 'function' ? signal() : signal;
-      if (!(await sleep(decision.waitMs, abort))) return ABORTED;
-      // A 429 another replica met while this call slept pauses it too.
-      const pausedFor = await this.#pausedFor(bot.id, plan.chat?.key);
-      if (pausedFor <= 0) return this.#go(plan, start, budget);
-      budget = 'pause';
+      if (decision.waitMs > 0) {
+        const abort = typeof signal === 'function' ? signal() : signal;
+        if (!(await sleep(decision.waitMs, abort))) return ABORTED;
+        // A 429 another replica met while this call slept pauses it too.
+        const pausedFor = await this.#pausedFor(bot.id, plan.chat?.key);
+        if (pausedFor > 0) {
+          budget = 'pause';
+          continue;
+        }
+      }
+      // The budgets allow for a send landing `transitMs` after its slot. A process kept
+      // busy past that (a long GC, a starved CPU) would send late and close up on the
+      // sends after it: it takes a new slot instead.
+      if (Date.now() - decision.decidedAt - decision.waitMs > p.transitMs) continue;
+      return this.#go(plan, start, budget);
     }
     return { kind: 'refused', plan, retryAfter: 1, budget: budget ?? 'pause' };
   }
@@ -238,21 +249,35 @@ export class OutboundPacer {
     return { kind: 'go', plan, waitedMs: Date.now() - start, budget: budget ?? 'none' };
   }
 
-  async #reserve(botId: string, plan: CallPlan, p: BudgetParams): Promise<SharedDecision> {
+  /**
+   * A reservation, and when it was decided on this process's clock: for Redis, when it
+   * was asked for (Redis decided a little later, so the call's lateness is never
+   * underestimated).
+   */
+  async #reserve(
+    botId: string,
+    plan: CallPlan,
+    p: BudgetParams,
+  ): Promise<SharedDecision & { decidedAt: number }> {
     if (this.#mode === 'shared') {
+      const asked = Date.now();
       try {
         const decision = await this.#bounded(() => this.#shared.reserve(botId, plan, p));
         this.#failures = 0;
-        return decision;
+        return { ...decision, decidedAt: asked };
       } catch (error) {
         this.#failed(error);
       }
     }
     const now = Date.now();
     const local = this.#local.reserve(botId, plan, p, now);
-    if (!local.ok) return { ok: false, retryInMs: local.retryAt - now, binding: local.binding };
+    if (!local.ok) {
+      return { ok: false, retryInMs: local.retryAt - now, binding: local.binding, decidedAt: now };
+    }
     const waitMs = Math.ceil(local.slot - now);
-    return local.binding ? { ok: true, waitMs, binding: local.binding } : { ok: true, waitMs };
+    return local.binding
+      ? { ok: true, waitMs, binding: local.binding, decidedAt: now }
+      : { ok: true, waitMs, decidedAt: now };
   }
 
   async #pausedFor(botId: string, chat: string | undefined): Promise<number> {
