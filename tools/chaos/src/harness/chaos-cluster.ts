@@ -15,6 +15,8 @@ import { stablePort } from './stable-port';
 import { TcpProxy } from './tcp-proxy';
 
 export const HOOK_BOT = 'hook-bot';
+export const INGRESS_SLOTS = ['ingress-a', 'ingress-b'] as const;
+export const DISPATCHER_SLOTS = ['dispatcher-a', 'dispatcher-b'] as const;
 export const POLL_BOT = 'poll-bot';
 
 /**
@@ -234,12 +236,12 @@ export class ChaosCluster {
         logPath: join(runDir, `${name}.log`),
       });
     this.ingress.push(
-      await slot('ingress', 'ingress-a', ingressPorts[0]),
-      await slot('ingress', 'ingress-b', ingressPorts[1]),
+      await slot('ingress', INGRESS_SLOTS[0], ingressPorts[0]),
+      await slot('ingress', INGRESS_SLOTS[1], ingressPorts[1]),
     );
     this.dispatchers.push(
-      await slot('dispatcher', 'dispatcher-a'),
-      await slot('dispatcher', 'dispatcher-b'),
+      await slot('dispatcher', DISPATCHER_SLOTS[0]),
+      await slot('dispatcher', DISPATCHER_SLOTS[1]),
     );
     this.gateway = await slot('gateway', 'gateway');
     await Promise.all(this.slots.map((s) => s.start()));
@@ -294,56 +296,24 @@ export class ChaosCluster {
   }
 
   /**
-   * Restarts these slots (SIGTERM, wait for the exit, start) with RELAYGRAM_FAULTS set
-   * to `faults` from now on. All at once: scenarios do it before their load starts.
+   * Readies the install for a scenario: the config of the start again (if one was
+   * reloaded), no process paused, and each slot running with the RELAYGRAM_FAULTS the
+   * scenario asks for it (by slot name; none for the others). A slot whose running
+   * process has other faults is restarted (SIGTERM, start), all at once: no load runs.
    */
-  async withFaults(
-    slots: readonly AppSlot[],
-    faults: string,
+  async prepare(
+    faults: Readonly<Record<string, string>>,
     log: (line: string) => void,
   ): Promise<void> {
-    await Promise.all(
-      slots.map(async (slot) => {
-        slot.faults = faults;
-        if (!slot.running || slot.runningFaults !== faults) await slot.restart();
-      }),
-    );
-    log(`${slots.map((s) => s.name).join(', ')} restarted with RELAYGRAM_FAULTS=${faults}`);
-  }
-
-  /**
-   * The end of a fault: these slots start without RELAYGRAM_FAULTS from now on, and the
-   * processes still running with it are replaced one after the other (SIGTERM, start),
-   * as a rollout of the fixed setting would. One that dies meanwhile is started clean.
-   */
-  async withoutFaults(slots: readonly AppSlot[], log: (line: string) => void): Promise<void> {
-    for (const slot of slots) slot.faults = undefined;
-    for (let round = 0; round < 5; round++) {
-      const dirty = slots.filter((s) => !s.running || s.runningFaults !== undefined);
-      if (!dirty.length) break;
-      for (const slot of dirty) {
-        // A start already under way may have begun with the faults: let it end first.
-        if (slot.startPending) await slot.start().catch(() => undefined);
-        if (!slot.running || slot.runningFaults !== undefined) {
-          await slot.restart().catch((error: unknown) => {
-            log(`${slot.name}: restart failed: ${String(error).split('\n')[0]}`);
-          });
-        }
-      }
-    }
-    log(`${slots.map((s) => s.name).join(', ')} running without RELAYGRAM_FAULTS`);
-  }
-
-  /** The config of the start again, if a scenario changed it, and no fault injection left. */
-  async restoreDefaults(log: (line: string) => void): Promise<void> {
     if (this.variantKey !== '{}') await this.reload({}, log);
     await Promise.all(
       this.slots.map(async (slot) => {
-        slot.faults = undefined;
+        const wanted = faults[slot.name];
+        slot.faults = wanted;
         if (slot.running && slot.paused) slot.signal('SIGCONT');
-        if (slot.running && slot.runningFaults !== undefined) {
-          log(`${slot.name}: restarted without RELAYGRAM_FAULTS`);
+        if (slot.running && slot.runningFaults !== wanted) {
           await slot.restart();
+          log(`${slot.name} restarted with RELAYGRAM_FAULTS=${wanted ?? '(none)'}`);
         }
       }),
     );

@@ -129,20 +129,26 @@ export class DrainJobs {
   }
 
   /**
-   * Deletes up to `max` waiting and delayed drain jobs of the route through BullMQ's
-   * Queue API, as an operator cleaning a queue would. A job that a worker took between
-   * the listing and the removal is locked: BullMQ refuses, and it is left alone.
+   * Deletes up to `max` waiting and up to `max` delayed drain jobs of each route through
+   * BullMQ's Queue API (`remove`), as an operator cleaning a queue would. A job that a
+   * worker took between the listing and the removal is locked: BullMQ leaves it alone.
    */
-  async deleteQueued(route: string, max: number): Promise<Omit<Deleted, 'active'>> {
-    const queue = this.queue(route);
+  async deleteQueued(routes: readonly string[], max: number): Promise<Omit<Deleted, 'active'>> {
+    const listing = this.redis.pipeline();
+    for (const route of routes) {
+      listing.lrange(this.jobKey(route, 'wait'), 0, max - 1);
+      listing.zrange(this.jobKey(route, 'delayed'), 0, max - 1);
+    }
+    const lists = (await listing.exec()) ?? [];
     const removed = { waiting: 0, delayed: 0 };
-    for (const state of ['waiting', 'delayed'] as const) {
-      for (const job of await queue.getJobs([state], 0, max - 1)) {
-        try {
-          await job.remove();
-          removed[state]++;
-        } catch {
-          // locked by a worker meanwhile: an active job now
+    for (let i = 0; i < routes.length; i++) {
+      const queue = this.queue(routes[i] as string);
+      for (const [state, reply] of [
+        ['waiting', lists[i * 2]?.[1]],
+        ['delayed', lists[i * 2 + 1]?.[1]],
+      ] as const) {
+        for (const id of (reply ?? []) as string[]) {
+          if ((await queue.remove(id).catch(() => 0)) === 1) removed[state]++;
         }
       }
     }

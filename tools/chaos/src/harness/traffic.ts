@@ -18,6 +18,19 @@ export interface InjectedUpdate {
 }
 
 const TICK_MS = 50;
+/** Chats of `wave` updates have ids from here on; the others are below. */
+export const WAVE_CHATS = 100_000;
+
+/** The chat an update belongs to (a message's, or a callback query's message's); 0 if none. */
+export function chatOf(update: Update | undefined): number {
+  const u = update as
+    | {
+        message?: { chat?: { id?: number } };
+        callback_query?: { message?: { chat?: { id?: number } } };
+      }
+    | undefined;
+  return u?.message?.chat?.id ?? u?.callback_query?.message?.chat?.id ?? 0;
+}
 
 /**
  * Makes the updates of one scenario: text messages in private chats and groups for both
@@ -124,7 +137,7 @@ export class Traffic {
    * are armed and, done with one lane, claim the next ready one.
    */
   wave(bot: string, count: number): void {
-    const first = 100_000 + ++this.waves * count;
+    const first = WAVE_CHATS + ++this.waves * count;
     for (let i = 0; i < count; i++) this.next(bot, { chatId: first + i, userId: first + i });
   }
 

@@ -29,8 +29,11 @@ export interface ScenarioBody {
   notes?: (string | (() => string))[];
   /** How long the audit waits for the drain, from the end of the load. */
   drainDeadlineMs: number;
-  /** When the last fault ended (a kill, a restart, the network or receiver back). */
-  lastFaultAt?: number;
+  /**
+   * When the last fault ended (a kill, a restart, the network or receiver back); a
+   * function when faults may go on during the drain (a process dying by itself).
+   */
+  lastFaultAt?: number | (() => number | undefined);
   /** The config the audit matches updates against, when not the one of the start. */
   auditConfig?: RelaygramConfig;
   /** Deliveries optional or not owed (updates accepted around a config reload). */
@@ -67,6 +70,8 @@ export interface Scenario {
   /** One line for the report. */
   summary: string;
   traffic?: TrafficOptions;
+  /** RELAYGRAM_FAULTS by slot name (`dispatcher-a`...), set before the body runs. */
+  faults?: Readonly<Record<string, string>>;
   body(ctx: ScenarioContext, traffic: Traffic): Promise<ScenarioBody>;
 }
 
@@ -75,12 +80,13 @@ const POLL_MS = 500;
 const SETTLE_MS = 2_000;
 
 /**
- * Runs one scenario on a running cluster: everything is (re)started (with the config of
- * the start and no fault injection) and the receivers forget what they got before, the
- * body loads updates and injects its faults, then
- * everything still down is started again and the run waits until Telegram (the
- * emulator) has nothing pending and Redis has no lane left, or the deadline passes.
- * The audit then compares what was handed over with what the receivers got.
+ * Runs one scenario on a running cluster: everything is (re)started, with the config
+ * of the start and the RELAYGRAM_FAULTS the scenario asks for, and the receivers forget
+ * what they got before; the body loads updates and injects its faults, then everything
+ * still down is started again and the run waits until Telegram (the emulator) has
+ * nothing pending and Redis has no lane left, or the deadline passes. The audit then
+ * compares what was handed over with what the receivers got, and the scenario's own
+ * checks run.
  */
 export async function runScenario(
   ctx: ScenarioContext,
@@ -88,7 +94,7 @@ export async function runScenario(
 ): Promise<ScenarioResult> {
   const { cluster, log } = ctx;
   const started = Date.now();
-  await cluster.restoreDefaults(log);
+  await cluster.prepare(scenario.faults ?? {}, log);
   await cluster.ensureRunning();
   for (const receiver of cluster.receivers.values()) receiver.resetLog();
   const traffic = new Traffic(
@@ -148,6 +154,8 @@ export async function runScenario(
   );
   await deleteDeadLetters(cluster, deadLetters);
   await saveMetrics(cluster, scenario.name);
+  const lastFaultAt =
+    typeof body.lastFaultAt === 'function' ? body.lastFaultAt() : body.lastFaultAt;
   const notes = (body.notes ?? []).map((note) => (typeof note === 'string' ? note : note()));
   const notHandedOver = traffic.injected.length - audit.accepted;
   if (notHandedOver > 0) notes.push(`${notHandedOver} updates still pending at Telegram`);
@@ -166,9 +174,7 @@ export async function runScenario(
     audit,
     drainMs,
     sinceFaultMs:
-      drainedAt !== undefined && body.lastFaultAt !== undefined
-        ? drainedAt - body.lastFaultAt
-        : undefined,
+      drainedAt !== undefined && lastFaultAt !== undefined ? drainedAt - lastFaultAt : undefined,
     totalMs: Date.now() - started,
     receiverProblems,
     receiverProblemCount,
