@@ -189,9 +189,11 @@ export class OutboundPacer {
       // busy past that (a long GC, a starved CPU) would send late and close up on the
       // sends after it: it takes a new slot instead.
       if (Date.now() - decision.decidedAt - decision.waitMs > p.transitMs) continue;
+      // Never later than max_wait after the call asked, whatever held this process up.
+      if (Date.now() > deadline + p.transitMs) break;
       return this.#go(plan, start, budget);
     }
-    return { kind: 'refused', plan, retryAfter: 1, budget: budget ?? 'pause' };
+    return { kind: 'refused', plan, retryAfter: 1, budget: budget ?? 'bot' };
   }
 
   /**
