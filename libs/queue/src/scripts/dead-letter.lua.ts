@@ -39,7 +39,7 @@ redis.call('ZREM', KEYS[13], ARGV[6])
 if idle then
   redis.call('SADD', KEYS[1], ARGV[7])
   redis.call('SADD', KEYS[16], ARGV[5])
-  schedule(R, ARGV[7])
+  schedule(R, ARGV[7], true)
 end
 return reply({'queued'})
 `;

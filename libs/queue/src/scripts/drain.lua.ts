@@ -58,6 +58,7 @@ end
 
 -- The head of a lane with its attempt state, counting an attempt on it first when
 -- \`count\`: {lane, gen, entry, attempts, c5xx, last_status, last_body, last_error}.
+-- A first attempt has no retry state to read (a popped head takes its state along).
 local function head_of(lane, gen, count)
   local sk = G.state .. lane
   local attempts
@@ -66,18 +67,20 @@ local function head_of(lane, gen, count)
   else
     attempts = tonumber(redis.call('HGET', sk, 'attempts') or '0')
   end
+  local entry = redis.call('LINDEX', G.lane .. lane, 0)
+  if attempts <= 1 then return {lane, gen, entry, attempts, '0', false, false, false} end
   local s = redis.call('HMGET', sk, 'c5xx', 'last_status', 'last_body', 'last_error')
-  return {lane, gen, redis.call('LINDEX', G.lane .. lane, 0), attempts, s[1] or '0',
-    s[2] or false, s[3] or false, s[4] or false}
+  return {lane, gen, entry, attempts, s[1] or '0', s[2] or false, s[3] or false, s[4] or false}
 end
 
--- Makes \`job\` the lane's owner and begins its head.
-local function own(r, job, lane)
+-- Makes \`job\` the lane's owner and begins its head. \`listed\`: the lane was in the
+-- ready list or the delayed set (its state has a \`q\`).
+local function own(r, job, lane, gen, listed)
   local sk = G.state .. lane
   redis.call('HSET', sk, 'job', job)
-  redis.call('HDEL', sk, 'q')
+  if listed then redis.call('HDEL', sk, 'q') end
   redis.call('HSET', r.drains, job, 'l' .. lane)
-  return head_of(lane, redis.call('HGET', sk, 'gen'), true)
+  return head_of(lane, gen or redis.call('HGET', sk, 'gen'), true)
 end
 
 -- A hand-off as one message for a dispatcher's channel: the head's fields, lengths for the
@@ -94,7 +97,7 @@ end
 -- the end of its wait returns it.
 -- Waiters of a dispatcher gone silent are dropped on the way: their jobs stop counting
 -- as armed (\`x\`) and count again when BullMQ re-runs them after their lock expires.
-local function hand_off(r, lane)
+local function hand_off(r, lane, gen)
   while true do
     local waiter = redis.call('LPOP', r.idle)
     if not waiter then return false end
@@ -102,7 +105,7 @@ local function hand_off(r, lane)
     local dispatcher, job = string.sub(waiter, 1, bar - 1), string.sub(waiter, bar + 1)
     if redis.call('HGET', r.drains, job) == 'i' .. dispatcher then
       if (tonumber(redis.call('ZSCORE', G.dispatchers, dispatcher) or '0') or 0) > redis_ms() then
-        redis.call('PUBLISH', G.inbox .. dispatcher, encode_hand_off(job, own(r, job, lane)))
+        redis.call('PUBLISH', G.inbox .. dispatcher, encode_hand_off(job, own(r, job, lane, gen, false)))
         return true
       end
       redis.call('HSET', r.drains, job, 'x')
@@ -154,19 +157,26 @@ end
 
 -- Puts a non-empty lane that no job holds (any more) where a drain job finds it, under
 -- a new generation: a backing-off head to the delayed set; else straight to a waiting
--- job, or to the tail of the ready list (arming a job if none will come).
-local function schedule(r, lane)
+-- job, or to the tail of the ready list (arming a job if none will come). \`fresh\`: the
+-- lane was idle until now (no state but what the caller just wrote).
+local function schedule(r, lane, fresh)
   local sk = G.state .. lane
-  redis.call('HSET', sk, 'gen', redis.call('INCR', G.seq))
-  redis.call('HDEL', sk, 'job')
-  local next_at = tonumber(redis.call('HGET', sk, 'next_at') or '0') or 0
+  local gen = redis.call('INCR', G.seq)
+  local next_at = 0
+  if not fresh then
+    redis.call('HDEL', sk, 'job')
+    next_at = tonumber(redis.call('HGET', sk, 'next_at') or '0') or 0
+  end
   -- Listed first, flagged after: a failure in between leaves the lane unflagged, which
   -- the reconciler's repair takes for unlisted.
   if next_at > G.now then
     redis.call('ZADD', r.delayed, next_at, lane)
-    redis.call('HSET', sk, 'q', 'd')
+    redis.call('HSET', sk, 'gen', gen, 'q', 'd')
     want_wake(r, next_at)
-  elseif not hand_off(r, lane) then
+    return
+  end
+  redis.call('HSET', sk, 'gen', gen)
+  if not hand_off(r, lane, gen) then
     redis.call('RPUSH', r.ready, lane)
     redis.call('HSET', sk, 'q', 'r')
     arm(r)
@@ -185,7 +195,7 @@ local function claim_next(r, job)
     end
     if not lane then return nil end
     -- A lane emptied behind the engine's back (by hand) is released, not claimed.
-    if redis.call('LLEN', G.lane .. lane) > 0 then return own(r, job, lane) end
+    if redis.call('LLEN', G.lane .. lane) > 0 then return own(r, job, lane, nil, true) end
     redis.call('DEL', G.state .. lane)
     redis.call('SREM', r.lanes, lane)
   end

@@ -79,7 +79,7 @@ for i = 1, n do
     redis.call('SADD', KEYS[4], route)
     local r = {lanes = KEYS[k + 2], ready = KEYS[k + 3], delayed = KEYS[k + 4],
       drains = KEYS[k + 5], drain = KEYS[k + 6], idle = KEYS[k + 7], stats = KEYS[k + 8], name = route}
-    local ok, failure = pcall(schedule, r, lane)
+    local ok, failure = pcall(schedule, r, lane, true)
     if not ok then
       failures[#failures + 1] = lane .. ': ' .. tostring(type(failure) == 'table' and failure.err or failure)
     end
