@@ -4,6 +4,7 @@ import type { RecordedCall } from '@relaygram/testing';
 import { request } from 'undici';
 import { startGatewayHarness, type GatewayHarness } from './gateway-harness';
 import { get, post, type JsonAnswer } from './http-client';
+import { streamedMultipart } from './multipart-body';
 
 interface Healthz {
   status: string;
@@ -104,6 +105,28 @@ describe('outbound pacing through the gateway', () => {
       expect(answer.headers['retry-after']).toBe(String(retryAfter));
     }
     expect(sentTo(h.emulator.sent(h.main.id), 200)).toHaveLength(3);
+  });
+
+  it('paces a streamed drop-in upload by the chat_id it carries', async () => {
+    const upload = async () => {
+      const form = streamedMultipart(
+        { chat_id: '700' },
+        { field: 'document', filename: 'a.txt', contentType: 'text/plain', size: 2048 },
+      );
+      const res = await request(`${h.url}/bot${h.dropInToken(h.main)}/sendDocument`, {
+        method: 'POST',
+        headers: { 'content-type': form.contentType },
+        body: form.body,
+      });
+      return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
+    };
+    const answers = await Promise.all(Array.from({ length: 5 }, upload));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 429, 429]);
+    const documents = h.emulator
+      .sent(h.main.id, { method: 'sendDocument' })
+      .filter((c) => c.params['chat_id'] === 700);
+    expect(documents).toHaveLength(3);
+    expect(documents[1]!.time - documents[0]!.time).toBeGreaterThanOrEqual(1000);
   });
 
   it('paces raw/ calls too, and never holds calls that send nothing', async () => {
