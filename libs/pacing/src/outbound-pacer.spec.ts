@@ -139,6 +139,26 @@ describe('OutboundPacer on a shared Redis', () => {
     expect(result.kind === 'go' && result.waitedMs).toBeGreaterThanOrEqual(2_100);
   });
 
+  it('still sends when Redis is merely slow to answer every time', async () => {
+    const slow = await countedClient(redisUrl(), 'slow');
+    clients.push(slow.redis);
+    const original = slow.redis.sendCommand.bind(slow.redis) as (...args: unknown[]) => unknown;
+    // Every command reaches the real Redis 150 ms late: more than the transit allowance.
+    slow.redis.sendCommand = ((...args: unknown[]) =>
+      new Promise((resolve) =>
+        setTimeout(() => resolve(original(...args)), 150),
+      )) as typeof slow.redis.sendCommand;
+    const made = new OutboundPacer(slow.redis, keys, { redisTimeoutMs: 1_000 });
+    pacers.push(made);
+    const before = slow.commands();
+    const result = await made.acquire(bot(), 'sendMessage', send(12));
+    expect(result).toMatchObject({ kind: 'go' });
+    expect(made.mode).toBe('shared');
+    // The reservation came back late, so the call took a second one, and then went.
+    expect(slow.commands() - before).toBe(2);
+    expect(result.kind === 'go' && result.waitedMs).toBeGreaterThanOrEqual(300);
+  });
+
   it("answers at once, with Telegram's retry_after, a call that would wait past max_wait", async () => {
     const { pacer: a } = await pacer('refuses');
     const limits = bot({ perChatPerSecond: 1, chatBurst: 1, maxWaitMs: 2_000 });

@@ -163,6 +163,7 @@ export class OutboundPacer {
     const start = Date.now();
     const deadline = start + p.maxWaitMs;
     let budget: BudgetKind | undefined;
+    let retriedLate = false;
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const window = round === 0 ? p : { ...p, maxWaitMs: Math.max(0, deadline - Date.now()) };
       const decision = await this.#reserve(bot.id, plan, window);
@@ -187,8 +188,13 @@ export class OutboundPacer {
       }
       // The budgets allow for a send landing `transitMs` after its slot. A process kept
       // busy past that (a long GC, a starved CPU) would send late and close up on the
-      // sends after it: it takes a new slot instead.
-      if (Date.now() - decision.decidedAt - decision.waitMs > p.transitMs) continue;
+      // sends after it: it takes a new slot instead, once; a Redis that is merely slow
+      // to answer every time must not turn every call away.
+      const late = Date.now() - decision.decidedAt - decision.waitMs > p.transitMs;
+      if (late && !retriedLate) {
+        retriedLate = true;
+        continue;
+      }
       // Never later than max_wait after the call asked, whatever held this process up.
       if (Date.now() > deadline + p.transitMs) break;
       return this.#go(plan, start, budget);
