@@ -1,6 +1,6 @@
 import { ConfigService } from '@relaygram/config';
-import { DeadReason } from '@relaygram/contracts';
-import { readRouteStats } from '@relaygram/queue';
+import { DeadReason, JobName, drainJobId, laneId } from '@relaygram/contracts';
+import { encodeEntry, newDeliveryId, readRouteStats } from '@relaygram/queue';
 import { RecordingReceiver, type Delivery } from '@relaygram/testing';
 import { DispatcherHarness, eventually, messageUpdate, sleep } from './support/dispatcher-harness';
 
@@ -63,6 +63,51 @@ routes:
       what: 'the drained lane released',
     });
     expect(h.logs.some((l) => l.msg === 'lanes reconciled' && Number(l.restarted) >= 1)).toBe(true);
+  });
+
+  it('after an upgrade, delivers the lanes and drain-lane jobs the previous engine left in Redis', async () => {
+    h.writeConfig(`
+routes:
+  - name: old-engine
+    target_url: ${receiver.url}/old-engine
+`);
+    // What the previous engine wrote: lanes with a generation and no owner, listed
+    // nowhere, each with a drain-lane job of that generation (one job lost for good).
+    const { redis, ctx, scheduler } = h.fixture;
+    const lanes = [1, 2].map((chat) =>
+      laneId('old-engine', 'bot-a', { kind: 'chat', chatId: chat }),
+    );
+    for (const [i, lane] of lanes.entries()) {
+      for (let n = 0; n < 3; n++) {
+        const updateId = 10 * (i + 1) + n;
+        await redis.rpush(
+          ctx.keys.lane(lane),
+          encodeEntry({
+            deliveryId: newDeliveryId(),
+            updateId,
+            bot: 'bot-a',
+            route: 'old-engine',
+            acceptedAt: Date.now(),
+            body: Buffer.from(JSON.stringify(messageUpdate(updateId, i + 1))),
+          }),
+        );
+      }
+      await redis.hset(ctx.keys.laneState(lane), 'gen', 7 + i);
+      await redis.sadd(ctx.keys.routeLanes('old-engine'), lane);
+      await redis.hincrby(ctx.keys.routeStats('old-engine'), 'queued', 3);
+    }
+    await redis.sadd(ctx.keys.routes, 'old-engine');
+    await scheduler
+      .queue('old-engine')
+      .add(JobName.DrainLane, { lane: lanes[0], gen: 7 }, { jobId: drainJobId(lanes[0], 7) });
+
+    await h.start({ reconcileEveryMs: 60_000 });
+    await eventually(() => receiver.deliveries.length === 6, { what: 'every old delivery' });
+    expect(receiver.deliveries.map(updateIdOf).filter((id) => id < 20)).toEqual([10, 11, 12]);
+    expect(receiver.deliveries.map(updateIdOf).filter((id) => id >= 20)).toEqual([20, 21, 22]);
+    await eventually(async () => (await readRouteStats(ctx, 'old-engine')).queued === 0, {
+      what: 'an empty route',
+    });
   });
 
   it('a route removed by a reload: its worker stops, its deliveries go dead as route_removed, other routes go on', async () => {
