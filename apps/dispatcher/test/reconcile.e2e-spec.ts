@@ -1,5 +1,6 @@
 import { ConfigService } from '@relaygram/config';
-import { DeadReason, JobName, drainJobId, laneId } from '@relaygram/contracts';
+import type { Queue } from 'bullmq';
+import { DeadReason, JobName, drainJobId, laneId, type DrainLaneJob } from '@relaygram/contracts';
 import { encodeEntry, newDeliveryId, readRouteStats } from '@relaygram/queue';
 import { RecordingReceiver, type Delivery } from '@relaygram/testing';
 import { DispatcherHarness, eventually, messageUpdate, sleep } from './support/dispatcher-harness';
@@ -97,9 +98,12 @@ routes:
       await redis.hincrby(ctx.keys.routeStats('old-engine'), 'queued', 3);
     }
     await redis.sadd(ctx.keys.routes, 'old-engine');
-    await scheduler
-      .queue('old-engine')
-      .add(JobName.DrainLane, { lane: lanes[0], gen: 7 }, { jobId: drainJobId(lanes[0], 7) });
+    const queue = scheduler.queue('old-engine') as unknown as Queue<DrainLaneJob>;
+    await queue.add(
+      JobName.DrainLane,
+      { lane: lanes[0], gen: 7 },
+      { jobId: drainJobId(lanes[0], 7) },
+    );
 
     await h.start({ reconcileEveryMs: 60_000 });
     await eventually(() => receiver.deliveries.length === 6, { what: 'every old delivery' });

@@ -83,6 +83,19 @@ export class RedisKeys {
     return `${this.prefix}:dispatchers`;
   }
 
+  /** Set of the non-empty lanes of a pull route (one per bot); no drain job touches them. */
+  pullLanes(route: string): string {
+    return `${this.prefix}:pull-lanes:${route}`;
+  }
+
+  /**
+   * Pub/sub channel (not a key) on which the enqueue tells a pull route's waiting
+   * getUpdates calls that a lane of it got a delivery (the message is the lane id).
+   */
+  pullNotice(route: string): string {
+    return `${this.prefix}:pull-notice:${route}`;
+  }
+
   /** Hash of one route's counters: queued, delivered, dead, last_error... */
   routeStats(route: string): string {
     return `${this.prefix}:route-stats:${route}`;

@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { DEDUP_BLOCK_BITS, laneId } from '@relaygram/contracts';
 import { createQueueFixture, type QueueFixture } from '../testing/queue-fixture';
 import { decodeEntry } from './delivery-entry';
@@ -111,6 +112,41 @@ describe('UpdateEnqueuer', () => {
       })
     ).jobsAdded;
     expect(await f.scheduler.queue('shop').getJobCounts('waiting')).toEqual({ waiting: 4 });
+  });
+
+  it('keeps a pull route delivery in its lane for the client, never scheduled, and tells the waiting calls', async () => {
+    const notices: string[] = [];
+    const subscriber = (f.redis as Redis).duplicate({ enableOfflineQueue: true });
+    subscriber.on('message', (_channel: string, lane: string) => notices.push(lane));
+    await subscriber.subscribe(f.ctx.keys.pullNotice('mirror'));
+    const pull = {
+      route: 'mirror',
+      lane: laneId('mirror', 'bot-a', { kind: 'shared' }),
+      deliveryId: newDeliveryId(),
+      pull: true,
+    };
+    const push = target('shop');
+    const result = await f.enqueuer.enqueue({
+      bot: 'bot-a',
+      updateId: 500,
+      body: body(500),
+      deliveries: [pull, push],
+    });
+    await result.jobsAdded;
+    expect(result).toMatchObject({ status: 'queued', deliveries: 2 });
+    expect(await f.lanes.length(pull.lane)).toBe(1);
+    expect(await f.redis.exists(f.ctx.keys.laneState(pull.lane))).toBe(0);
+    expect(await f.redis.smembers(f.ctx.keys.pullLanes('mirror'))).toEqual([pull.lane]);
+    expect(
+      await f.redis.exists(f.ctx.keys.routeLanes('mirror'), f.ctx.keys.readyLanes('mirror')),
+    ).toBe(0);
+    expect(await f.scheduler.queue('mirror').getJobCounts('waiting')).toEqual({ waiting: 0 });
+    // The push route beside it is scheduled as usual.
+    expect(await f.redis.lrange(f.ctx.keys.readyLanes('shop'), 0, -1)).toEqual([push.lane]);
+    await subscriber.ping();
+    expect(notices).toEqual([pull.lane]);
+    expect((await readRouteStats(f.ctx, 'mirror')).queued).toBe(1);
+    await subscriber.quit();
   });
 
   it('answers duplicate for an update_id seen before and writes nothing', async () => {

@@ -15,6 +15,11 @@ export interface DeliveryTarget {
   lane: string;
   /** Made at acceptance, stable across retries and re-sends. */
   deliveryId: string;
+  /**
+   * A pull route's delivery (`pull:` in the config): it waits in its lane for the
+   * route's client to take it with getUpdates; no drain job ever sends it.
+   */
+  pull?: boolean;
 }
 
 export interface UpdateToEnqueue {
@@ -100,11 +105,11 @@ export class UpdateEnqueuer {
       DEDUP_WINDOW_SECONDS,
     ];
     for (const d of update.deliveries) {
-      const lane = storedLane(d.lane);
+      const lane = d.pull ? d.lane : storedLane(d.lane);
       keyArgs.push(
         keys.lane(lane),
         keys.laneState(lane),
-        keys.routeLanes(d.route),
+        d.pull ? keys.pullLanes(d.route) : keys.routeLanes(d.route),
         keys.readyLanes(d.route),
         keys.delayedLanes(d.route),
         keys.drainJobs(d.route),
@@ -123,6 +128,7 @@ export class UpdateEnqueuer {
           acceptedAt,
           body: update.body,
         }),
+        d.pull ? keys.pullNotice(d.route) : '',
       );
     }
     const reply = (await redis.rgEnqueue(keyArgs.length, ...keyArgs, ...argv)) as unknown[];

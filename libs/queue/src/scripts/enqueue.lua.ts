@@ -10,10 +10,15 @@ export const ENQUEUE_KEYS_PER_DELIVERY = 9;
  *
  * KEYS[1] dedup bitmap of the update's block, [2] sequence, [3] dispatchers, [4] set of
  * routes, [5] the bot's stats, then 9 keys per delivery: lane, lane state, and the
- * route's lane set, ready list, delayed set, drain jobs, drain state, idle jobs, stats.
+ * route's lane set (its pull lanes for a pull route), ready list, delayed set, drain
+ * jobs, drain state, idle jobs, stats.
  * ARGV[1] lane key prefix, [2] lane-state key prefix, [3] inbox channel prefix, [4] now
- * (ms), [5] bit offset of the update_id in its block, [6] dedup TTL (s), then 3 values
- * per delivery: lane id, route name, encoded entry.
+ * (ms), [5] bit offset of the update_id in its block, [6] dedup TTL (s), then 4 values
+ * per delivery: lane id, route name, encoded entry, and for a pull route the channel on
+ * which its waiting getUpdates calls are told ('' for a push route).
+ *
+ * A pull route's lane is never scheduled: no drain job sends it; its client takes the
+ * deliveries with getUpdates.
  *
  * Returns {0} for a duplicate, else {1, arms, failures}: arms are route, job id pairs
  * of drain jobs the caller must add; failures, the errors met while scheduling lanes.
@@ -32,7 +37,7 @@ ${ENGINE_LUA}
 local offset = tonumber(ARGV[5])
 local ttl = tonumber(ARGV[6])
 local n = (#KEYS - 5) / 9
-if offset == nil or ttl == nil or n < 0 or n ~= math.floor(n) or #ARGV ~= 6 + n * 3 then
+if offset == nil or ttl == nil or n < 0 or n ~= math.floor(n) or #ARGV ~= 6 + n * 4 then
   return redis.error_reply('ERR relaygram enqueue: malformed arguments')
 end
 
@@ -70,11 +75,14 @@ end
 local failures = {}
 for i = 1, n do
   local k = 6 + (i - 1) * 9
-  local a = 7 + (i - 1) * 3
-  local lane, route = ARGV[a], ARGV[a + 1]
+  local a = 7 + (i - 1) * 4
+  local lane, route, pull = ARGV[a], ARGV[a + 1], ARGV[a + 3]
   redis.call('RPUSH', KEYS[k], ARGV[a + 2])
   redis.call('HINCRBY', KEYS[k + 8], 'queued', 1)
-  if idle[i] then
+  if pull ~= '' then
+    if idle[i] then redis.call('SADD', KEYS[k + 2], lane) end
+    redis.call('PUBLISH', pull, lane)
+  elseif idle[i] then
     redis.call('SADD', KEYS[k + 2], lane)
     redis.call('SADD', KEYS[4], route)
     local r = {lanes = KEYS[k + 2], ready = KEYS[k + 3], delayed = KEYS[k + 4],
