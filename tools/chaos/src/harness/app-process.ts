@@ -93,6 +93,11 @@ export class AppSlot {
 
   /** Starts the process and resolves once it answers /health/live. */
   start(timeoutMs = 90_000): Promise<void> {
+    const previous = this.starting;
+    if (previous && this.child && exited(this.child)) {
+      // Killed while starting: that start is failing; this one starts another process.
+      return previous.catch(() => undefined).then(() => this.start(timeoutMs));
+    }
     this.starting ??= this.launch(timeoutMs).finally(() => {
       this.starting = undefined;
     });

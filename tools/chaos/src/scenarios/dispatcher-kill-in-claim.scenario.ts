@@ -6,9 +6,9 @@ import { SlotSupervisor } from '../harness/slot-supervisor';
 import type { Scenario } from './scenario';
 
 /** Per claim of another lane's head: a wave makes a few hundred claims. */
-const DIE_AFTER_CLAIM = 0.01;
+const DIE_AFTER_CLAIM = 0.02;
 /** Per yield: a burst of 250 in one chat makes a few per route. */
-const DIE_AFTER_YIELD = 0.2;
+const DIE_AFTER_YIELD = 0.3;
 /** A killed process's lanes wait for its locks: 10 s rather than 30 keeps the run short. */
 const LOCK_MS = 10_000;
 const DYING = 'RELAYGRAM_FAULTS: killing this process';
@@ -70,11 +70,14 @@ export const dispatcherKillInClaim: Scenario = {
     // started clean by the supervisor.
     for (const slot of cluster.dispatchers) slot.faults = undefined;
     await Promise.all(
-      cluster.dispatchers.map((slot) =>
-        slot.running && slot.runningFaults !== undefined
-          ? slot.restart().catch((error: unknown) => log(`${slot.name}: ${String(error)}`))
-          : undefined,
-      ),
+      cluster.dispatchers.map(async (slot) => {
+        // A start under way (after a death) may have begun with the faults: let it end.
+        if (slot.startPending) await slot.start().catch(() => undefined);
+        if (!slot.running || slot.runningFaults === undefined) return;
+        await slot.restart().catch((error: unknown) => {
+          log(`${slot.name}: restart failed: ${String(error).split('\n')[0]}`);
+        });
+      }),
     );
     const logged = (fault: string) => marks.count(DYING, { fault });
     return {

@@ -31,6 +31,8 @@ export const stalledForGood: Scenario = {
       while (loading) {
         await sleep((quick ? 3_000 : 4_000) + Math.random() * 2_000);
         if (!loading) break;
+        // One whose start failed (killed while starting) is started again here.
+        for (const d of cluster.dispatchers) if (!d.running) void d.start().catch(() => undefined);
         const live = cluster.dispatchers.filter((d) => d.running);
         const victim = live[Math.floor(Math.random() * live.length)];
         if (!victim) continue;
