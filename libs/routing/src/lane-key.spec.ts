@@ -29,7 +29,17 @@ describe('laneKeyFor', () => {
         { kind: 'chat', chatId: 444555666 },
       ],
       ['a poll', UPDATE_SAMPLES.poll, { kind: 'shared' }],
-      ['an unknown type', VARIANT_SAMPLES.futureType, { kind: 'shared' }],
+      [
+        'an unknown type, by the chat it carries',
+        VARIANT_SAMPLES.futureType,
+        { kind: 'chat', chatId: VARIANT_SAMPLES.futureType.story_reply.chat.id },
+      ],
+      [
+        'an unknown type without a chat, by its `from`',
+        { update_id: 2, story_view: { from: { id: 77, is_bot: false, first_name: 'A' } } },
+        { kind: 'user', userId: 77 },
+      ],
+      ['an unknown type with neither', { update_id: 3, story_gone: { id: 5 } }, { kind: 'shared' }],
       ['an update without payload', { update_id: 1, message: 'x' }, { kind: 'shared' }],
     ])('puts %s in %j', (_name, update, expected) => {
       expect(laneKeyFor('chat', update, DELIVERY)).toEqual(expected);

@@ -98,11 +98,25 @@ describe('matches', () => {
       expect(matches({ updateTypes: ['message'] }, future, ctx)).toBe(false);
     });
 
-    it('is not routed by rules that would need to look inside it', () => {
-      // It has `from` and `chat` like a message, but this code cannot know they mean that.
-      expect(matches({ userIds: [ALICE] }, future, ctx)).toBe(false);
-      expect(matches({ chatIds: [SHOP_GROUP] }, future, ctx)).toBe(false);
-      expect(matches({ updateTypes: ['story_reply'], userIds: [ALICE] }, future, ctx)).toBe(false);
+    it('is routed by user_ids and chat_ids through the `from` and `chat` it carries', () => {
+      expect(matches({ userIds: [ALICE] }, future, ctx)).toBe(true);
+      expect(matches({ chatIds: [SHOP_GROUP] }, future, ctx)).toBe(true);
+      expect(matches({ updateTypes: ['story_reply'], userIds: [ALICE] }, future, ctx)).toBe(true);
+      expect(matches({ userIds: [BOB] }, future, ctx)).toBe(false);
+      expect(matches({ chatIds: [SHOP_GROUP - 1] }, future, ctx)).toBe(false);
+    });
+
+    it('is not matched by commands, even with a text that looks like one', () => {
+      const withText = {
+        update_id: 1,
+        story_reply: {
+          from: { id: ALICE },
+          chat: { id: SHOP_GROUP },
+          text: '/start',
+          entities: [{ type: 'bot_command', offset: 0, length: 6 }],
+        },
+      } as unknown as Update;
+      expect(matches({ commands: ['/start'] }, withText, ctx)).toBe(false);
     });
   });
 

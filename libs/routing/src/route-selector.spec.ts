@@ -104,9 +104,10 @@ describe('selectRoutes', () => {
     expect(selectRoutes(narrow, 'shop-bot', UPDATE_SAMPLES.message)).toEqual([]);
   });
 
-  it('routes unknown update types by rules that do not look inside them', () => {
+  it('routes unknown update types by their `from` and `chat`, never by commands', () => {
     expect(names(selectRoutes(shop, 'shop-bot', VARIANT_SAMPLES.futureType))).toEqual([
       'everything',
+      'audit',
     ]);
   });
 

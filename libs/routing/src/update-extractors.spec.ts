@@ -123,7 +123,8 @@ describe('variants', () => {
     ['anonymousPollAnswer', 'poll_answer', NEWS_CHANNEL, undefined],
     ['unclaimedGiveawayBoost', 'chat_boost', undefined, NEWS_CHANNEL],
     ['privateCommand', 'message', BOB, BOB],
-    ['futureType', 'story_reply', undefined, undefined],
+    // A type newer than this code: its `from` and `chat`, as most update objects have.
+    ['futureType', 'story_reply', ALICE, SHOP_GROUP],
   ])('%s: type %s, actor %s, chat %s', (name, type, actor, chat) => {
     const update = VARIANT_SAMPLES[name];
     expect(updateType(update)).toBe(type);
@@ -165,13 +166,18 @@ describe('updateType', () => {
   });
 
   it('accepts keys that exist on Object.prototype without finding its members', () => {
+    // Unknown types both: read like any newer type, from their own payload only.
     const update = JSON.parse('{"update_id":1,"__proto__":{"from":{"id":5}}}') as Update;
     expect(updateType(update)).toBe('__proto__');
-    expect(actorId(update)).toBeUndefined();
+    expect(actorId(update)).toBe(5);
+    expect(chatId(update)).toBeUndefined();
     const ctor = { update_id: 1, constructor: { from: { id: 5 }, chat: { id: 6 } } };
     expect(updateType(ctor)).toBe('constructor');
-    expect(actorId(ctor)).toBeUndefined();
-    expect(chatId(ctor)).toBeUndefined();
+    expect(actorId(ctor)).toBe(5);
+    expect(chatId(ctor)).toBe(6);
+    const bare = { update_id: 1, toString: { id: 7 } } as unknown as Update;
+    expect(updateType(bare)).toBe('toString');
+    expect(actorId(bare)).toBeUndefined();
   });
 });
 

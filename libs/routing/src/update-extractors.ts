@@ -73,12 +73,19 @@ const SPECS: { readonly [T in UpdateType]: UpdateTypeSpec } = {
   subscription: USER_ONLY,
 };
 
+/**
+ * A type newer than this code: most Bot API update objects name their actor `from` and
+ * their chat `chat`, so `user_ids`/`chat_ids` rules and `chat` lanes use those when the
+ * carried object has them. Commands stay with the types known to carry a Message.
+ */
+const UNKNOWN_TYPE: UpdateTypeSpec = { actor: [FROM], chat: [CHAT], messageLike: false };
+
 // A Map rather than the object itself: a hostile update type such as `constructor` or
 // `__proto__` must not find something on Object.prototype.
 const SPEC_BY_TYPE: ReadonlyMap<string, UpdateTypeSpec> = new Map(Object.entries(SPECS));
 
 export function specOf(type: string | undefined): UpdateTypeSpec | undefined {
-  return type === undefined ? undefined : SPEC_BY_TYPE.get(type);
+  return type === undefined ? undefined : (SPEC_BY_TYPE.get(type) ?? UNKNOWN_TYPE);
 }
 
 /**
