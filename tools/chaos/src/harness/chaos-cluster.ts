@@ -15,9 +15,9 @@ import { stablePort } from './stable-port';
 import { TcpProxy } from './tcp-proxy';
 
 export const HOOK_BOT = 'hook-bot';
+export const POLL_BOT = 'poll-bot';
 export const INGRESS_SLOTS = ['ingress-a', 'ingress-b'] as const;
 export const DISPATCHER_SLOTS = ['dispatcher-a', 'dispatcher-b'] as const;
-export const POLL_BOT = 'poll-bot';
 
 /**
  * The routes of the chaos install, each with a receiver of its own:
@@ -82,12 +82,11 @@ export class ChaosCluster {
   pollBot!: BotIdentity;
   balancer!: TcpProxy;
   sideProxy!: TcpProxy;
+  /** The config the apps run now (a scenario may reload another). */
   config!: RelaygramConfig;
   inspect!: RelaygramRedis;
   keys!: RedisKeys;
   readonly receivers = new Map<ReceiverName, AuditedReceiver>();
-  /** The config the apps run now; `baseConfig` is the one of the start. */
-  baseConfig!: RelaygramConfig;
   /** Every route some config of this run had: their lanes are counted until drained. */
   readonly routeNames = new Set<string>(ROUTES);
   drainJobs!: DrainJobs;
@@ -211,7 +210,6 @@ export class ChaosCluster {
     this.configPath = configPath;
     writeFileSync(configPath, stringify(this.configDocument()));
     this.config = this.loadConfig(configPath);
-    this.baseConfig = this.config;
     this.keys = new RedisKeys(this.config.redis.prefix);
     this.inspect = createRedis(this.redis.url, { connectionName: 'chaos-inspect' });
     this.drainJobs = new DrainJobs(this.inspect, this.keys);
@@ -289,8 +287,8 @@ export class ChaosCluster {
     const perSlot = await Promise.all(waits);
     const window = { start, end: Date.now(), perSlot };
     log(
-      `config reloaded (${describeVariant(variant)}) by ${slots.length} processes in ` +
-        `${window.end - window.start} ms`,
+      `config reloaded (${describeVariant(variant)}) in ${window.end - window.start} ms: ` +
+        perSlot.map((p) => `${p.slot} ${p.ms} ms after its SIGHUP`).join(', '),
     );
     return window;
   }

@@ -1,9 +1,9 @@
-import { sleep, type AppSlot } from '../harness/app-process';
-import { DISPATCHER_SLOTS, type ChaosCluster } from '../harness/chaos-cluster';
-import type { LaneHolder } from '../harness/drain-jobs';
 import { laneId } from '@relaygram/contracts';
 import { laneKeyFor } from '@relaygram/routing';
 import { deliveryKey } from '../audit/delivery-audit';
+import { sleep, type AppSlot } from '../harness/app-process';
+import { DISPATCHER_SLOTS, type ChaosCluster } from '../harness/chaos-cluster';
+import type { LaneHolder } from '../harness/drain-jobs';
 import { LogMarks, type LogLine } from '../harness/log-marks';
 import type { InjectedUpdate } from '../harness/traffic';
 import type { Scenario } from './scenario';
@@ -55,9 +55,10 @@ export const dispatcherSigstop: Scenario = {
       const fenced = (l: LogLine) =>
         String(l.msg).includes(LOST_LOCK) || String(l.msg).includes(REFUSED);
       // What each job it held did on its lane after the wake, until it met the fence
-      // (its first act once woken): an attempt that ends then began before the freeze
-      // when it took longer than the time since the wake (it was on the wire); one begun
-      // after the wake is a send on a lane the job had lost.
+      // (its first act once woken). An attempt that ends then and began before the
+      // SIGSTOP was on the wire when the process froze; one that began after it can only
+      // have begun after the wake (nothing runs while stopped): a send on a lane the job
+      // had lost.
       let inFlight = 0;
       let sentAfterWake = 0;
       let silent = 0;
@@ -70,7 +71,8 @@ export const dispatcherSigstop: Scenario = {
         for (const l of lines.slice(0, end)) {
           if (typeof l.outcome !== 'string' || typeof l.ms !== 'number') continue;
           if (laneOf(String(l.route), String(l.bot), Number(l.update_id)) !== h.lane) continue;
-          if (Date.parse(String(l.time)) - l.ms >= wokeAt) sentAfterWake++;
+          // Halfway through the pause: clear of the log's millisecond rounding either way.
+          if (Date.parse(String(l.time)) - l.ms > stoppedAt + pausedMs / 2) sentAfterWake++;
           else inFlight++;
         }
       }
