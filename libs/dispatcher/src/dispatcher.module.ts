@@ -4,6 +4,7 @@ import type { Queue } from 'bullmq';
 import { QueueName } from '@relaygram/contracts';
 import { ConfigService } from '@relaygram/config';
 import { RELAYGRAM_LOGGER, RelaygramMetrics } from '@relaygram/observability';
+import { OutboundPacer, PacingModule } from '@relaygram/pacing';
 import {
   DeadLetterStore,
   DrainScheduler,
@@ -59,6 +60,7 @@ function childLogger(logger: Logger): Logger {
       }),
     }),
     BullModule.registerQueue({ name: QueueName.Maintenance }),
+    PacingModule,
   ],
   providers: [
     {
@@ -75,9 +77,15 @@ function childLogger(logger: Logger): Logger {
     { provide: TargetClient, useFactory: () => new TargetClient() },
     {
       provide: WebhookReplyExecutor,
-      inject: [ConfigService, RelaygramMetrics, RELAYGRAM_LOGGER],
-      useFactory: (config: ConfigService, metrics: RelaygramMetrics, logger: Logger) =>
-        new WebhookReplyExecutor(config.config, metrics, childLogger(logger)),
+      inject: [ConfigService, RelaygramMetrics, RELAYGRAM_LOGGER, OutboundPacer],
+      // The process's one pacer: replies share its budgets (and its fallback during a
+      // Redis outage) with the gateway in a standalone process.
+      useFactory: (
+        config: ConfigService,
+        metrics: RelaygramMetrics,
+        logger: Logger,
+        pacer: OutboundPacer,
+      ) => new WebhookReplyExecutor(config.config, metrics, childLogger(logger), pacer),
     },
     {
       provide: DrainLocks,

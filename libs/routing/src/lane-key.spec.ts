@@ -32,7 +32,7 @@ describe('laneKeyFor', () => {
       [
         'an unknown type, by the chat it carries',
         VARIANT_SAMPLES.futureType,
-        { kind: 'chat', chatId: VARIANT_SAMPLES.futureType.story_reply.chat.id },
+        { kind: 'chat', chatId: -1001234567890 },
       ],
       [
         'an unknown type without a chat, by its `from`',

@@ -103,7 +103,7 @@ export class LaneDrainer {
     const ref: DrainJobRef = {
       route,
       jobId: job.id,
-      token,
+      lock: token,
       lockKey: this.scheduler.lockKey(route, job.id),
     };
     if (job.name === JobName.DrainLane) await this.#adoptLegacy(job, lanes);

@@ -22,12 +22,16 @@ describe('processorFor', () => {
     expect(() =>
       processorFor(QueueName.Maintenance, { [JobName.ReconcileLanes]: handler('x') }),
     ).toThrow('queue maintenance: no processor for job prune-dead-letters');
-    expect(() => processorFor(QueueName.Delivery, {})).toThrow('no processor for job drain-lane');
+    expect(() => processorFor(QueueName.Delivery, {})).toThrow('no processor for job drain');
+    expect(() => processorFor(QueueName.Delivery, { [JobName.Drain]: handler('x') })).toThrow(
+      'no processor for job drain-lane',
+    );
   });
 
   it("refuses a handler for another queue's job", () => {
     expect(() =>
       processorFor(QueueName.Delivery, {
+        [JobName.Drain]: handler('x'),
         [JobName.DrainLane]: handler('x'),
         [JobName.ReconcileLanes]: handler('y'),
       }),
@@ -35,7 +39,10 @@ describe('processorFor', () => {
   });
 
   it('fails a job of an unknown name for good', async () => {
-    const process = processorFor(QueueName.Delivery, { [JobName.DrainLane]: handler('x') });
+    const process = processorFor(QueueName.Delivery, {
+      [JobName.Drain]: handler('x'),
+      [JobName.DrainLane]: handler('x'),
+    });
     await expect(process(job('mystery'))).rejects.toBeInstanceOf(UnrecoverableError);
   });
 });

@@ -295,7 +295,7 @@ class Crash implements Command {
     if (this.forGood) {
       await s.taken.job.moveToFailed(
         new UnrecoverableError('failed for good'),
-        s.taken.ref.token,
+        s.taken.ref.lock,
         false,
       );
       w.armLost = true;

@@ -78,7 +78,7 @@ describe('LaneReconciler', () => {
     expect(step).toMatchObject({ kind: 'head', lane });
     const gen = (await f.lanes.generation(lane))!;
     // BullMQ gives up on the job (attempts used up, or a tiny maxStalledCount).
-    await taken.job.moveToFailed(new UnrecoverableError('gone for good'), taken.ref.token, false);
+    await taken.job.moveToFailed(new UnrecoverableError('gone for good'), taken.ref.lock, false);
     expect(await taken.job.getState()).toBe('failed');
 
     const report = await f.reconciler.reconcile(['shop']);

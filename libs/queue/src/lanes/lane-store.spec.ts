@@ -205,7 +205,7 @@ describe('LaneStore', () => {
     const job = await take();
     const first = head(await f.lanes.start(job.ref));
     const before = await state();
-    const thief = { ...job.ref, token: 'not-the-lock' };
+    const thief = { ...job.ref, lock: 'not-the-lock' };
     expect((await f.lanes.start(thief)).step).toEqual({ kind: 'stale' });
     expect((await f.lanes.finish(thief, first, { kind: 'delivered' }, 'continue')).step).toEqual({
       kind: 'stale',
@@ -236,8 +236,8 @@ describe('LaneStore', () => {
     const job = await take();
     const first = head(await f.lanes.start(job.ref));
     // The dispatcher dies; BullMQ re-runs the job with a new lock token.
-    const rerun = { ...job.ref, token: 'second-run' };
-    await f.redis.set(job.ref.lockKey, rerun.token);
+    const rerun = { ...job.ref, lock: 'second-run' };
+    await f.redis.set(job.ref.lockKey, rerun.lock);
     const again = head(await f.lanes.start(rerun));
     expect(again).toMatchObject({ lane: LANE, attempt: 2 });
     expect(again.gen).toBeGreaterThan(first.gen);

@@ -50,11 +50,12 @@ export type FinishOutcome =
  */
 export type ThenWhat = 'continue' | 'yield' | 'stop';
 
-/** A running drain job: its route, id and BullMQ lock (key and token), which fence it. */
+/** A running drain job: its route, id and BullMQ lock (key and value), which fence it. */
 export interface DrainJobRef {
   route: string;
   jobId: string;
-  token: string;
+  /** The value of the job's lock: the token BullMQ gave this run of the job. */
+  lock: string;
   lockKey: string;
 }
 
@@ -93,7 +94,7 @@ export class LaneStore {
       job.lockKey,
       ...routeScriptArgs(keys, job.route, now),
       job.jobId,
-      job.token,
+      job.lock,
       dispatcher ?? '',
     )) as unknown[];
     return drainResult(reply);
@@ -115,7 +116,7 @@ export class LaneStore {
     const own = outcome.kind === 'detach' ? outcome.ownLane : head.lane;
     const args: (string | number)[] = [
       job.jobId,
-      job.token,
+      job.lock,
       head.lane,
       head.gen,
       entryPrefix(deliveryId),
@@ -170,7 +171,7 @@ export class LaneStore {
       job.lockKey,
       ...routeScriptArgs(keys, job.route, now),
       job.jobId,
-      job.token,
+      job.lock,
     )) as unknown[];
     return drainResult(reply);
   }
@@ -292,12 +293,12 @@ export class LaneStore {
 
   /** Milliseconds left on the job's BullMQ lock, or undefined when the job lost it. */
   async lockLeft(job: DrainJobRef): Promise<number | undefined> {
-    const [[, token], [, ttl]] = ((await this.ctx.redis
+    const [[, holder], [, ttl]] = ((await this.ctx.redis
       .pipeline()
       .get(job.lockKey)
       .pttl(job.lockKey)
       .exec()) ?? []) as [unknown, unknown][];
-    return token === job.token && Number(ttl) > 0 ? Number(ttl) : undefined;
+    return holder === job.lock && Number(ttl) > 0 ? Number(ttl) : undefined;
   }
 
   /** The current generation of a scheduled lane, or undefined when it is idle. */

@@ -43,7 +43,7 @@ export class DrainJobDriver {
     if (!job?.id) return undefined;
     return {
       job,
-      ref: { route, jobId: job.id, token, lockKey: this.scheduler.lockKey(route, job.id) },
+      ref: { route, jobId: job.id, lock: token, lockKey: this.scheduler.lockKey(route, job.id) },
     };
   }
 
@@ -53,12 +53,12 @@ export class DrainJobDriver {
    * the old run is a zombie whose token fences nothing any more.
    */
   async crash(taken: TakenDrainJob): Promise<void> {
-    await taken.job.moveToWait(taken.ref.token);
+    await taken.job.moveToWait(taken.ref.lock);
   }
 
   /** Completes a taken job in BullMQ, as the worker does when its processor returns. */
   async complete(taken: TakenDrainJob): Promise<void> {
-    await taken.job.moveToCompleted('done', taken.ref.token, false);
+    await taken.job.moveToCompleted('done', taken.ref.lock, false);
   }
 
   /**
