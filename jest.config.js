@@ -59,4 +59,7 @@ module.exports = {
   globalTeardown: '<rootDir>/tools/jest/global-teardown.ts',
   testTimeout: 30000,
   maxWorkers: '50%',
+  // Test files that boot Nest apps leave some tens of MB behind each; a worker past
+  // this is replaced between files rather than carried to an out-of-memory crash.
+  workerIdleMemoryLimit: '1GB',
 };
