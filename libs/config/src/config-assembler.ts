@@ -98,6 +98,7 @@ function envOverride(
 function assembleBots(items: Entry<BotDto>[], ctx: AssemblyContext): BotConfig[] {
   const ids = new FirstSeen();
   const tokens = new FirstSeen();
+  const numericIds = new FirstSeen();
   let defaultBot: readonly PathSegment[] | undefined;
   const bots: BotConfig[] = [];
   for (const { dto, path } of items) {
@@ -106,7 +107,20 @@ function assembleBots(items: Entry<BotDto>[], ctx: AssemblyContext): BotConfig[]
     const token = ctx.secrets.resolve(tokenPath, dto.token_env, botTokenRule);
     if (token) {
       const earlier = tokens.claim(ctx.secrets.identity(dto.token_env, token), tokenPath);
-      if (earlier) ctx.problems.add(tokenPath, `same bot token as ${formatPath(earlier)}`);
+      if (earlier) {
+        ctx.problems.add(tokenPath, `same bot token as ${formatPath(earlier)}`);
+      } else {
+        // The drop-in finds a bot by the number before the colon of its token: two bots
+        // with one number could not be told apart there.
+        const numericId = BOT_TOKEN.exec(token.reveal())?.[1];
+        const twin = numericId === undefined ? undefined : numericIds.claim(numericId, tokenPath);
+        if (twin) {
+          ctx.problems.add(
+            tokenPath,
+            `its token's bot number is also the one of ${formatPath(twin)}; each bot needs its own (the Bot API drop-in tells bots apart by it)`,
+          );
+        }
+      }
     }
     if (dto.default === true) {
       if (defaultBot) {

@@ -309,6 +309,12 @@ describe('loadConfig: one mistake, one line naming its YAML path', () => {
       line: 'bots[1].token_env: same bot token as bots[0].token_env',
     },
     {
+      mistake: 'two bots whose tokens share the bot number',
+      config: doc(),
+      env: { ...ENV, SHOP_TOKEN: `${ENV.SOL_TOKEN.split(':')[0]}:${'B'.repeat(35)}` },
+      line: "bots[1].token_env: its token's bot number is also the one of bots[0].token_env; each bot needs its own (the Bot API drop-in tells bots apart by it)",
+    },
+    {
       mistake: 'a webhook secret Telegram would refuse',
       config: doc(),
       env: { ...ENV, HOOK_SECRET: 'has spaces in it' },
