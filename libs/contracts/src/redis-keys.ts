@@ -96,6 +96,29 @@ export class RedisKeys {
     return `${this.prefix}:pull-notice:${route}`;
   }
 
+  /**
+   * Hash of a pull lane's reader state, kept while the route is configured: `served`
+   * (how many head entries a getUpdates has handed out), `allowed` (the client's
+   * remembered allowed_updates), `poller` (the getUpdates call that may wait now),
+   * `polled_at` (ms of the client's last call).
+   */
+  pullState(lane: string): string {
+    return `${this.prefix}:pull-state:${lane}`;
+  }
+
+  /**
+   * Hash route → ms: every pull route a gateway has served, with when one last reported
+   * it configured; lanes of a route unreported for a while go dead as `route_removed`.
+   */
+  get pullRoutes(): string {
+    return `${this.prefix}:pull-routes`;
+  }
+
+  /** Held by the gateway replica that runs the pull routes' expiry and clean-up this period. */
+  get pullMaintenanceLock(): string {
+    return `${this.prefix}:pull-maintenance-lock`;
+  }
+
   /** Hash of one route's counters: queued, delivered, dead, last_error... */
   routeStats(route: string): string {
     return `${this.prefix}:route-stats:${route}`;
