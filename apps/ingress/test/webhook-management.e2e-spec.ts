@@ -192,6 +192,24 @@ describe('webhook management', () => {
     }
   });
 
+  it('reads getWebhookInfo every webhook.check_every of the bot', async () => {
+    install.write({
+      apiBase: emulator.apiRoot,
+      bots: [{ ...spec, webhook: { ...spec.webhook!, checkEvery: '1s' } }],
+      routes: [{ name: 'site' }],
+    });
+    // No period from the options: the config's decides.
+    const ingress = await install.start({ ingress: { webhook: { setRetryMs: 300 } }, port });
+    await emulator.waitForCalls(bot.id, { method: 'setWebhook' });
+    const infoCalls = () => emulator.calls(bot.id, { method: 'getWebhookInfo' }).length;
+    const before = infoCalls();
+    await new Promise((resolve) => setTimeout(resolve, 3_500));
+    // About 3 reads in 3.5 s; at the default 60 s there would be none.
+    expect(infoCalls() - before).toBeGreaterThanOrEqual(2);
+    expect(infoCalls() - before).toBeLessThanOrEqual(5);
+    expect((await shopHealth(ingress)).webhook?.url).toBe(url);
+  });
+
   it('sends a rotated secret on reload, and the webhook takes only the new one', async () => {
     const ingress = await install.start({ ingress: FAST, port });
     await emulator.waitForCalls(bot.id, { method: 'setWebhook' });

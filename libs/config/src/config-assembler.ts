@@ -193,6 +193,9 @@ function assembleWebhook(
     secretToken: secretToken ?? UNRESOLVED,
     maxConnections: dto.max_connections ?? DEFAULTS.webhookMaxConnections,
     manage: dto.manage ?? DEFAULTS.webhookManage,
+    checkEveryMs:
+      (dto.check_every === undefined ? undefined : parseDuration(dto.check_every)) ??
+      (parseDuration(DEFAULTS.webhookCheckEvery) as number),
   };
 }
 

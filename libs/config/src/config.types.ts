@@ -35,6 +35,8 @@ export interface WebhookConfig {
   readonly secretToken: Secret;
   readonly maxConnections: number;
   readonly manage: boolean;
+  /** Period of the getWebhookInfo check (`check_every`). */
+  readonly checkEveryMs: number;
 }
 
 /**

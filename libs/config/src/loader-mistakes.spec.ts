@@ -159,6 +159,13 @@ describe('loadConfig: one mistake, one line naming its YAML path', () => {
       line: 'bots[0].outbound.max_wait: must be a duration like 30s, 5m, 24h, 7d or a number of seconds',
     },
     {
+      mistake: 'a webhook check_every above a day',
+      config: doc({
+        bots: [solBot, { ...shopBot, webhook: { ...shopBot.webhook, check_every: '2d' } }],
+      }),
+      line: 'bots[1].webhook.check_every: must be from 1s to 1d',
+    },
+    {
       mistake: 'a broadcast_share above 1',
       config: doc({ bots: [{ ...solBot, outbound: { broadcast_share: 1.5 } }, shopBot] }),
       line: 'bots[0].outbound.broadcast_share: must be a number from 0 to 1',
@@ -311,7 +318,7 @@ describe('loadConfig: one mistake, one line naming its YAML path', () => {
     {
       mistake: 'two bots whose tokens share the bot number',
       config: doc(),
-      env: { ...ENV, SHOP_TOKEN: `${ENV.SOL_TOKEN.split(':')[0]}:${'B'.repeat(35)}` },
+      env: { ...ENV, SHOP_TOKEN: `${ENV.SOL_TOKEN!.split(':')[0]}:${'B'.repeat(35)}` },
       line: "bots[1].token_env: its token's bot number is also the one of bots[0].token_env; each bot needs its own (the Bot API drop-in tells bots apart by it)",
     },
     {

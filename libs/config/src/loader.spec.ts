@@ -172,7 +172,23 @@ describe('loadConfig defaults', () => {
       secretToken: expect.any(Secret),
       maxConnections: 40,
       manage: true,
+      checkEveryMs: 60_000,
     });
+    const checked = load({
+      bots: [
+        {
+          id: 'shop',
+          token_env: 'SHOP_TOKEN',
+          mode: 'webhook',
+          webhook: {
+            url: 'https://relay.example/hook',
+            secret_token_env: 'HOOK_SECRET',
+            check_every: '5m',
+          },
+        },
+      ],
+    });
+    expect(checked.bots[0].webhook?.checkEveryMs).toBe(300_000);
   });
 
   it('routes a route without bots to every bot', () => {

@@ -26,8 +26,11 @@ export interface PollingOptions {
 }
 
 export interface WebhookOptions {
-  /** getWebhookInfo period (one replica per period, shared through Redis). */
-  watchIntervalMs: number;
+  /**
+   * getWebhookInfo period (one replica per period, shared through Redis) for every bot,
+   * over each bot's `webhook.check_every` (tests shorten it).
+   */
+  watchIntervalMs?: number;
   /** Retry of a failed setWebhook. */
   setRetryMs: number;
   /** How long replicas skip setWebhook with the settings another replica just sent. */
@@ -59,7 +62,6 @@ export const DEFAULT_INGRESS_OPTIONS: Readonly<IngressOptions> = Object.freeze({
     deleteWebhookEveryMs: 60_000,
   }),
   webhook: Object.freeze({
-    watchIntervalMs: 60_000,
     setRetryMs: 30_000,
     lockTtlMs: 30_000,
   }),

@@ -25,7 +25,13 @@ export interface BotSpec {
   username?: string;
   allowedUpdates?: string[];
   default?: boolean;
-  webhook?: { url: string; secret: string; manage?: boolean; maxConnections?: number };
+  webhook?: {
+    url: string;
+    secret: string;
+    manage?: boolean;
+    maxConnections?: number;
+    checkEvery?: string;
+  };
 }
 
 export interface RouteSpec {
@@ -167,6 +173,7 @@ export class TestInstall {
           secret_token_env: envName(bot.id, 'WEBHOOK_SECRET'),
           manage: bot.webhook.manage ?? false,
           ...(bot.webhook.maxConnections ? { max_connections: bot.webhook.maxConnections } : {}),
+          ...(bot.webhook.checkEvery ? { check_every: bot.webhook.checkEvery } : {}),
         };
       }
       return out;

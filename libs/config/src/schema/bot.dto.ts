@@ -35,6 +35,11 @@ export class WebhookDto {
   @IsOptional()
   @IsBool()
   manage?: boolean;
+
+  /** How often getWebhookInfo is read to find drift and delivery errors (with `manage`). */
+  @IsOptional()
+  @IsDuration(1_000, 24 * 3600_000)
+  check_every?: string | number;
 }
 
 /** `bots[].outbound`: the bot's send budgets (SPEC section 9); every key has a default. */

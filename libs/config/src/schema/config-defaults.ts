@@ -8,6 +8,7 @@ export const DEFAULTS = Object.freeze({
   allowedUpdates: Object.freeze(['message', 'callback_query']),
   webhookMaxConnections: 40,
   webhookManage: true,
+  webhookCheckEvery: '60s',
   routeFormat: 'update' as DeliveryFormat,
   routeOrdering: 'chat' as Ordering,
   routeConcurrency: 32,

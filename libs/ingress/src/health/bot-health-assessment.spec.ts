@@ -23,6 +23,7 @@ function bot(mode: 'polling' | 'webhook', manage = true): BotConfig {
             secretToken: new Secret('s'),
             maxConnections: 40,
             manage,
+            checkEveryMs: 60_000,
           },
         }
       : {}),

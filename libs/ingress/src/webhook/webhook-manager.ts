@@ -65,11 +65,23 @@ export class WebhookManager implements OnApplicationBootstrap, OnModuleDestroy {
 
   onApplicationBootstrap(): void {
     this.apply(this.bots.current.config, undefined);
-    const { watchIntervalMs, setRetryMs } = this.options.webhook;
-    const every = Math.max(50, Math.floor(Math.min(watchIntervalMs, setRetryMs) / 4));
-    this.timer = setInterval(() => this.tick(), every);
-    this.timer.unref();
     this.tick();
+  }
+
+  /** A bot's getWebhookInfo period: its `check_every`, unless the options override it. */
+  private checkEveryMs(bot: BotConfig): number {
+    return this.options.webhook.watchIntervalMs ?? bot.webhook?.checkEveryMs ?? 60_000;
+  }
+
+  /** Ticks often enough for the shortest period of the managed bots. */
+  private restartTimer(config: RelaygramConfig): void {
+    const periods = config.bots
+      .filter((bot) => this.managed.has(bot.id))
+      .map((bot) => this.checkEveryMs(bot));
+    const shortest = Math.min(this.options.webhook.setRetryMs, ...periods);
+    clearInterval(this.timer);
+    this.timer = setInterval(() => this.tick(), Math.max(50, Math.floor(shortest / 4)));
+    this.timer.unref();
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -91,6 +103,7 @@ export class WebhookManager implements OnApplicationBootstrap, OnModuleDestroy {
       }
     }
     for (const id of this.managed.keys()) if (!seen.has(id)) this.managed.delete(id);
+    if (!this.stopped) this.restartTimer(config);
     if (previous) this.tick();
   }
 
@@ -118,7 +131,7 @@ export class WebhookManager implements OnApplicationBootstrap, OnModuleDestroy {
         1,
         this.ctx.keys.botState(id),
         BotStateField.WebhookCheckedAt,
-        this.options.webhook.watchIntervalMs,
+        this.checkEveryMs(bot),
       );
       if (claimed === 1) await this.refresh(bot, entry);
     } catch (error) {

@@ -20,6 +20,7 @@ function bot(overrides: Partial<BotConfig> = {}, secret = 'first-secret'): BotCo
       secretToken: new Secret(secret),
       maxConnections: 40,
       manage: true,
+      checkEveryMs: 60_000,
     },
     ...overrides,
   };

@@ -23,7 +23,21 @@ describe('webhookProblem', () => {
     expect(webhookProblem({ url: '' }, URL, NOW)).toMatch(/^no webhook is set at Telegram/);
   });
 
-  it('compares URLs as shown, so a reporter that hid the query is not drift', () => {
+  it('compares whole URLs, query included, without showing the query', () => {
+    expect(webhookProblem({ url: `${URL}?k=1` }, `${URL}?k=1`, NOW)).toBeUndefined();
+    expect(
+      webhookProblem({ url: URL.replace('https://relay', 'https://RELAY') }, URL, NOW),
+    ).toBeUndefined();
+    const drift = webhookProblem({ url: `${URL}?k=old-secret` }, `${URL}?k=new-secret`, NOW);
+    expect(drift).toBe(
+      `Telegram sends updates to ${URL}?…, not to the configured ${URL}?… (they differ in the part not shown)`,
+    );
+    expect(webhookProblem({ url: URL }, `${URL}?k=1`, NOW)).toBe(
+      `Telegram sends updates to ${URL}, not to the configured ${URL}?…`,
+    );
+  });
+
+  it('compares as shown what a reporter already made fit to show', () => {
     expect(webhookProblem({ url: `${URL}?…` }, `${URL}?k=1`, NOW)).toBeUndefined();
   });
 
