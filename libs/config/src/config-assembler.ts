@@ -2,6 +2,7 @@ import type {
   BotConfig,
   ClientConfig,
   OutboundConfig,
+  PullRouteConfig,
   RedisConfig,
   RelaygramConfig,
   RetryConfig,
@@ -14,6 +15,11 @@ import { parseDuration } from './duration';
 import { DEFAULT_OUTBOUND } from './outbound';
 import type { EnvSecrets } from './env-secrets';
 import type { ProblemList } from './problem-list';
+import {
+  assemblePullRoute,
+  checkPullRouteClients,
+  type PullRouteEntry,
+} from './pull-route-assembler';
 import type { BotDto, OutboundDto, WebhookDto } from './schema/bot.dto';
 import type { ClientDto } from './schema/client.dto';
 import { DEFAULTS } from './schema/config-defaults';
@@ -58,12 +64,19 @@ export function assembleConfig(dto: RelaygramConfigDto, ctx: AssemblyContext): A
       'none configured: Relaygram runs but receives nothing. Add a bot as in config/relaygram.example.yaml, or try `npm run demo`',
     );
   }
+  const pulls: PullRouteEntry[] = [];
+  const routes = assembleRoutes(entries('routes', dto.routes), bots, ctx, pulls);
+  const clientEntries = entries('clients', dto.clients);
+  const clients = assembleClients(clientEntries, bots, ctx);
+  const clientPaths = new Map(clientEntries.map(({ dto, path }) => [dto.name, path] as const));
+  checkPullRouteClients(pulls, clients, clientPaths, ctx.problems);
   return {
     redis: assembleRedis(dto, ctx),
     telegram: assembleTelegram(dto, ctx),
     bots,
-    routes: assembleRoutes(entries('routes', dto.routes), bots, ctx),
-    clients: assembleClients(entries('clients', dto.clients), bots, ctx),
+    routes,
+    pullRoutes: pulls.map((entry) => entry.route),
+    clients,
   };
 }
 
@@ -203,6 +216,8 @@ function assembleRoutes(
   items: Entry<RouteDto>[],
   bots: readonly BotConfig[],
   ctx: AssemblyContext,
+  /** Receives the pull routes (`pull:`), which the dispatcher never sees. */
+  pulls: PullRouteEntry[],
 ): RouteConfig[] {
   const names = new FirstSeen();
   const routes: RouteConfig[] = [];
@@ -212,6 +227,21 @@ function assembleRoutes(
     const routeBots = listedBots
       ? knownBots(listedBots, [...path, 'bots'], bots, ctx)
       : bots.map((bot) => bot.id);
+    if (dto.pull !== undefined) {
+      const match = isMapping(dto.match) ? assembleMatch(dto.match) : undefined;
+      warnUnsubscribedTypes(dto.match, path, routeBots, bots, ctx);
+      const maxAgeMs = assembleRetry(isMapping(dto.retry) ? dto.retry : undefined).maxAgeMs;
+      const route: PullRouteConfig = assemblePullRoute(
+        dto,
+        path,
+        routeBots,
+        match,
+        maxAgeMs,
+        ctx.problems,
+      );
+      pulls.push({ route, path });
+      continue;
+    }
     const signature = dto.signature ?? DEFAULTS.routeSignature;
     const signingSecret = ctx.secrets.resolve(
       [...path, 'signing_secret_env'],

@@ -110,6 +110,21 @@ export interface RouteConfig {
   readonly retry: RetryConfig;
 }
 
+/**
+ * A pull route (`pull: { client }` instead of `target_url`): its deliveries wait in one
+ * lane per bot, in acceptance order, until its client takes them with the drop-in's
+ * getUpdates; no drain job ever sends them, so it has no ordering, concurrency,
+ * timeout, signing or retry settings but `retry.max_age`.
+ */
+export interface PullRouteConfig {
+  readonly name: string;
+  readonly bots: readonly string[];
+  readonly match?: RouteMatch;
+  readonly pull: { readonly client: string };
+  /** An update its client has not confirmed by then goes dead as `expired`. */
+  readonly maxAgeMs: number;
+}
+
 export interface ClientConfig {
   readonly name: string;
   readonly tokenEnv: string;
@@ -124,10 +139,21 @@ export interface RelaygramConfig {
   readonly redis: RedisConfig;
   readonly telegram: TelegramConfig;
   readonly bots: readonly BotConfig[];
+  /** Push routes: the dispatcher delivers them to their target_url. */
   readonly routes: readonly RouteConfig[];
+  /**
+   * Pull routes, served by the gateway's drop-in getUpdates. Always set by the loader;
+   * optional so that hand-built configs (tests) may leave it out (see `pullRoutesOf`).
+   */
+  readonly pullRoutes?: readonly PullRouteConfig[];
   readonly clients: readonly ClientConfig[];
   /** Non-fatal findings (a route without any secret...), one line each with its YAML path. */
   readonly warnings: readonly string[];
   /** The file it was loaded from. */
   readonly source: string;
+}
+
+/** The config's pull routes (none for a hand-built config without the key). */
+export function pullRoutesOf(config: RelaygramConfig): readonly PullRouteConfig[] {
+  return config.pullRoutes ?? [];
 }

@@ -91,7 +91,7 @@ describe('loadConfig: one mistake, one line naming its YAML path', () => {
     {
       mistake: 'a missing target URL',
       config: doc({ routes: [{ name: 'site', signing_secret_env: 'SITE_SECRET' }] }),
-      line: 'routes[0].target_url: required',
+      line: 'routes[0].target_url: required, or pull: { client: <client name> } for a pull route',
     },
     {
       mistake: 'a concurrency out of range',
@@ -502,7 +502,7 @@ describe('loadConfig: mistakes in the file itself', () => {
     expect(problemsOf(text)).toEqual([
       'bots: a YAML tag like !!binary, !!set or !!omap cannot be used in a config',
       'routes[0].name: a YAML tag like !!binary, !!set or !!omap cannot be used in a config',
-      'routes[0].target_url: required',
+      'routes[0].target_url: required, or pull: { client: <client name> } for a pull route',
     ]);
   });
 

@@ -8,7 +8,7 @@ import { BotDto, OutboundDto, WebhookDto } from './schema/bot.dto';
 import { ClientDto } from './schema/client.dto';
 import { RedisDto } from './schema/redis.dto';
 import { RelaygramConfigDto } from './schema/relaygram-config.dto';
-import { RetryDto, RouteDto, RouteMatchDto } from './schema/route.dto';
+import { PullDto, RetryDto, RouteDto, RouteMatchDto } from './schema/route.dto';
 import { TelegramDto } from './schema/telegram.dto';
 
 const CONFIG_DIR = join(__dirname, '..', '..', '..', 'config');
@@ -28,6 +28,7 @@ const EXAMPLE_ENV: NodeJS.ProcessEnv = {
   SHOP_BUTTONS_SIGNING_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
   SITE_SERVICE_TOKEN: secret(),
   SITE_TELEGRAM_SECRET_TOKEN: secret(),
+  SUPPORT_BOT_CLIENT_TOKEN: secret(),
 };
 
 describe('config/relaygram.yaml as shipped', () => {
@@ -66,7 +67,10 @@ describe('config/relaygram.example.yaml', () => {
       ['shop-bot', 'webhook', false],
     ]);
     expect(config.routes.map((r) => r.name)).toEqual(['shop-admin', 'shop-buttons', 'site']);
-    expect(config.clients.map((c) => c.name)).toEqual(['site']);
+    expect(config.pullRoutes?.map((r) => [r.name, r.pull.client])).toEqual([
+      ['support', 'support-bot'],
+    ]);
+    expect(config.clients.map((c) => c.name)).toEqual(['site', 'support-bot']);
     expect(config.warnings).toEqual([]);
     expect(config.bots[0].token.reveal()).toBe(EXAMPLE_ENV.SOL_PROD_BOT_TOKEN);
   });
@@ -96,6 +100,7 @@ describe('config/relaygram.example.yaml', () => {
       ['bots[].webhook', WebhookDto, list(bots.map((b) => b.webhook))],
       ['bots[].outbound', OutboundDto, list(bots.map((b) => b.outbound))],
       ['routes[]', RouteDto, routes],
+      ['routes[].pull', PullDto, list(routes.map((r) => r.pull))],
       ['routes[].match', RouteMatchDto, list(routes.map((r) => r.match))],
       ['routes[].retry', RetryDto, list(routes.map((r) => r.retry))],
       ['clients[]', ClientDto, list(example.clients)],

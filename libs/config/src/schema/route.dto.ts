@@ -1,4 +1,4 @@
-import { IsOptional } from 'class-validator';
+import { IsOptional, ValidateIf } from 'class-validator';
 import { DELIVERY_FORMATS, ORDERINGS, SIGNATURE_SCHEMES } from '../config.types';
 import type { DeliveryFormat, Ordering, SignatureScheme } from '../config.types';
 import {
@@ -67,6 +67,13 @@ export class RetryDto {
   max_consecutive_5xx?: number;
 }
 
+/** `pull:` of a pull route: the client whose drop-in getUpdates takes its updates. */
+export class PullDto {
+  @Required()
+  @IsName()
+  client!: string;
+}
+
 export class RouteDto {
   @Required()
   @IsName()
@@ -78,9 +85,16 @@ export class RouteDto {
   })
   bots?: string[];
 
-  @Required()
+  // Absent on a pull route; the assembler reports a route with both or neither.
+  @ValidateIf((route: RouteDto) => route.pull === undefined)
+  @Required('required, or pull: { client: <client name> } for a pull route')
   @IsHttpUrl('use service_token_env')
   target_url!: string;
+
+  @IsOptional()
+  @IsMapping()
+  @Nested(() => PullDto)
+  pull?: PullDto;
 
   @IsOptional()
   @IsMapping()
