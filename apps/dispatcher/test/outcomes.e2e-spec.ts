@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { loadConfigOrThrow } from '@relaygram/config';
 import { DeadReason } from '@relaygram/contracts';
 import { laneResolverFor, readRouteStats, type DeadLetter } from '@relaygram/queue';
@@ -14,9 +15,19 @@ describe('dispatcher: outcome of an attempt', () => {
   const scripts = new Map<number, ResponseSpec[]>();
   let nextId = 1000;
 
+  // A target that takes the TCP connection and never answers: over https, connecting
+  // (the TLS handshake) never ends.
+  const silentSockets = new Set<Socket>();
+  const silent = createServer((socket) => {
+    silentSockets.add(socket);
+    socket.on('close', () => silentSockets.delete(socket));
+  });
+
   beforeAll(async () => {
     h = await DispatcherHarness.create('outcomes');
     receiver = await RecordingReceiver.start();
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const silentPort = (silent.address() as AddressInfo).port;
     receiver.respondWith((d) => scripts.get(updateIdOf(d))?.shift() ?? { status: 204 });
     h.writeConfig(`
 routes:
@@ -33,6 +44,11 @@ routes:
     target_url: ${receiver.url}/aging
     retry: { backoff_cap: 1s, max_age: 3s, max_consecutive_5xx: 2 }
     match: { chat_ids: [200] }
+  - name: silent
+    target_url: https://127.0.0.1:${silentPort}/never
+    timeout: 1s
+    retry: { backoff_cap: 1s }
+    match: { chat_ids: [300] }
 `);
     await h.start();
   });
@@ -40,6 +56,8 @@ routes:
   afterAll(async () => {
     await h.cleanup();
     await receiver.stop();
+    for (const socket of silentSockets) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
   });
 
   /** Sends one update to `chat` with the target answering `answers` in order, then 204. */
@@ -163,6 +181,18 @@ routes:
   it('timeout: the attempt is cut at the route timeout and retried', async () => {
     const { updateId } = await send(10, [{ status: 204, delayMs: 3_000 }]);
     await deliveredAfter(updateId, 2);
+  });
+
+  it('timeout: a target that never finishes connecting is cut at the route timeout too', async () => {
+    const { updateId } = await send(300);
+    const cut = () =>
+      h.logs.filter((l) => l.msg === 'delivery failed, will retry' && l.update_id === updateId);
+    await eventually(() => cut().length >= 2, { timeoutMs: 10_000, what: 'two cut attempts' });
+    for (const line of cut().slice(0, 2)) {
+      expect(line.error).toBe('timeout');
+      // undici's own connect timeout is 10 s; the route says 1 s (timers are coarse).
+      expect(line.ms).toBeLessThan(3_000);
+    }
   });
 
   it('dropped connection: retried', async () => {

@@ -46,11 +46,11 @@ const EMPTY = Buffer.alloc(0);
  * shared by every route on that origin. Redirects are never followed (undici's
  * `request` on a Pool has no redirect handling): a 3xx is an answer like any other.
  *
- * The route's timeout bounds the wait for the answer (undici's headersTimeout, which
- * covers connecting, sending and the target's work) and each pause while reading the
- * body (bodyTimeout; bodies are read up to 64 KiB). undici's own timers are used rather
- * than a timer and an AbortController per attempt: they cost nothing per request, at a
- * resolution of about half a second.
+ * The route's timeout bounds connecting (TLS included: undici's connect timeout, so a
+ * pool per origin and timeout), the wait for the answer once sent (headersTimeout) and
+ * each pause while reading the body (bodyTimeout; bodies are read up to 64 KiB).
+ * undici's own timers are used rather than a timer and an AbortController per attempt:
+ * they cost nothing per request, at a resolution of about half a second.
  */
 export class TargetClient {
   readonly #pools = new Map<string, Pool>();
@@ -61,7 +61,7 @@ export class TargetClient {
     if (this.#aborted) return { kind: 'aborted' };
     this.#inFlight += 1;
     try {
-      const response = await this.#pool(request.origin).request({
+      const response = await this.#pool(request.origin, request.timeoutMs).request({
         path: request.path,
         method: 'POST',
         headers: request.headers,
@@ -79,7 +79,11 @@ export class TargetClient {
     } catch (error) {
       if (this.#aborted) return { kind: 'aborted' };
       const code = errorCode(error);
-      if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+      if (
+        code === 'UND_ERR_HEADERS_TIMEOUT' ||
+        code === 'UND_ERR_BODY_TIMEOUT' ||
+        code === 'UND_ERR_CONNECT_TIMEOUT'
+      ) {
         return { kind: 'timeout' };
       }
       return { kind: 'network', code };
@@ -106,9 +110,9 @@ export class TargetClient {
   /** Closes the pools of origins no route uses any more, once their requests are done. */
   async retain(origins: ReadonlySet<string>): Promise<void> {
     const retired: Pool[] = [];
-    for (const [origin, pool] of this.#pools) {
-      if (origins.has(origin)) continue;
-      this.#pools.delete(origin);
+    for (const [key, pool] of this.#pools) {
+      if (origins.has(key.slice(key.indexOf(' ') + 1))) continue;
+      this.#pools.delete(key);
       retired.push(pool);
     }
     await Promise.all(retired.map((pool) => pool.close().catch(() => undefined)));
@@ -120,8 +124,9 @@ export class TargetClient {
     await Promise.all(pools.map((pool) => pool.destroy().catch(() => undefined)));
   }
 
-  #pool(origin: string): Pool {
-    let pool = this.#pools.get(origin);
+  #pool(origin: string, timeoutMs: number): Pool {
+    const key = `${timeoutMs} ${origin}`;
+    let pool = this.#pools.get(key);
     if (!pool) {
       pool = new Pool(origin, {
         // In-flight requests are bounded by the routes' worker slots, not here.
@@ -129,8 +134,9 @@ export class TargetClient {
         pipelining: 1,
         keepAliveTimeout: 4_000,
         keepAliveMaxTimeout: 60_000,
+        connectTimeout: timeoutMs,
       });
-      this.#pools.set(origin, pool);
+      this.#pools.set(key, pool);
     }
     return pool;
   }
