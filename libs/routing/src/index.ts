@@ -2,5 +2,11 @@ export { UPDATE_TYPES, isKnownUpdateType, type Update, type UpdateType } from '.
 export { updateType, actorId, chatId, callbackData } from './update-extractors';
 export { command } from './command-parser';
 export { matches, type MatchContext } from './route-matcher';
-export { selectRoutes, type SelectRoutesOptions } from './route-selector';
+export {
+  isPullRoute,
+  selectAllRoutes,
+  selectRoutes,
+  type AnyRoute,
+  type SelectRoutesOptions,
+} from './route-selector';
 export { laneKeyFor } from './lane-key';

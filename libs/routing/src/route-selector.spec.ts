@@ -6,7 +6,7 @@ import type {
   Secret,
 } from '@relaygram/config';
 import { UPDATE_SAMPLES, VARIANT_SAMPLES } from './fixtures/updates.fixture';
-import { selectRoutes } from './route-selector';
+import { isPullRoute, selectAllRoutes, selectRoutes } from './route-selector';
 
 const ALICE = 123456789;
 // Type imports only: loading @relaygram/config pulls in Nest, and routing reads no token.
@@ -155,5 +155,33 @@ describe('selectRoutes', () => {
     const first = selectRoutes(shop, 'shop-bot', UPDATE_SAMPLES.poll);
     first.length = 0;
     expect(selectRoutes(shop, 'shop-bot', UPDATE_SAMPLES.poll)).not.toHaveLength(0);
+  });
+
+  it('leaves pull routes to selectAllRoutes, which ingress enqueues for', () => {
+    const mixed: RelaygramConfig = {
+      ...config([bot('shop-bot')], [route('push', ['shop-bot'])]),
+      pullRoutes: [
+        {
+          name: 'pulled',
+          bots: ['shop-bot'],
+          match: { userIds: [ALICE] },
+          pull: { client: 'laptop' },
+          maxAgeMs: 86_400_000,
+        },
+        {
+          name: 'other-user',
+          bots: ['shop-bot'],
+          match: { userIds: [1] },
+          pull: { client: 'x' },
+          maxAgeMs: 1,
+        },
+      ],
+    };
+    expect(names(selectRoutes(mixed, 'shop-bot', UPDATE_SAMPLES.message))).toEqual(['push']);
+    const all = selectAllRoutes(mixed, 'shop-bot', UPDATE_SAMPLES.message);
+    expect(all.map((r) => [r.name, isPullRoute(r)])).toEqual([
+      ['push', false],
+      ['pulled', true],
+    ]);
   });
 });

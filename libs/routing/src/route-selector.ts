@@ -1,4 +1,4 @@
-import type { RelaygramConfig, RouteConfig } from '@relaygram/config';
+import type { PullRouteConfig, RelaygramConfig, RouteConfig } from '@relaygram/config';
 import { compileMatch, matchesFacts, type CompiledMatch } from './route-matcher';
 import { UpdateFacts } from './update-facts';
 import type { Update } from './update.types';
@@ -8,9 +8,17 @@ export interface SelectRoutesOptions {
   readonly botUsername?: string;
 }
 
+/** A push route (delivered by the dispatcher) or a pull route (taken with getUpdates). */
+export type AnyRoute = RouteConfig | PullRouteConfig;
+
+export function isPullRoute(route: AnyRoute): route is PullRouteConfig {
+  return 'pull' in route;
+}
+
 interface CompiledRoute {
-  readonly route: RouteConfig;
+  readonly route: AnyRoute;
   readonly match: CompiledMatch;
+  readonly pull: boolean;
 }
 
 interface BotRoutes {
@@ -36,8 +44,13 @@ function routesByBot(config: RelaygramConfig): ReadonlyMap<string, BotRoutes> {
 
 function compile(config: RelaygramConfig): ReadonlyMap<string, BotRoutes> {
   const routes = new Map<string, CompiledRoute[]>();
-  for (const route of config.routes) {
-    const compiled: CompiledRoute = { route, match: compileMatch(route.match) };
+  const all: readonly AnyRoute[] = [...config.routes, ...(config.pullRoutes ?? [])];
+  for (const route of all) {
+    const compiled: CompiledRoute = {
+      route,
+      match: compileMatch(route.match),
+      pull: isPullRoute(route),
+    };
     for (const botId of route.bots) {
       const list = routes.get(botId);
       if (list === undefined) routes.set(botId, [compiled]);
@@ -53,9 +66,9 @@ function compile(config: RelaygramConfig): ReadonlyMap<string, BotRoutes> {
 }
 
 /**
- * The routes that take this update from this bot, in config order (SPEC section 4):
- * every route listing the bot whose match holds. Several routes may match (fan-out);
- * none is a valid answer (the update is ignored).
+ * The push routes that take this update from this bot, in config order (SPEC section
+ * 4): every route listing the bot whose match holds. Several routes may match
+ * (fan-out); none is a valid answer (the update is ignored).
  */
 export function selectRoutes(
   config: RelaygramConfig,
@@ -63,10 +76,34 @@ export function selectRoutes(
   update: Update,
   options?: SelectRoutesOptions,
 ): RouteConfig[] {
+  return select(config, botId, update, options, false) as RouteConfig[];
+}
+
+/**
+ * Push and pull routes that take this update (push routes first, each kind in config
+ * order): what ingress enqueues a delivery for.
+ */
+export function selectAllRoutes(
+  config: RelaygramConfig,
+  botId: string,
+  update: Update,
+  options?: SelectRoutesOptions,
+): AnyRoute[] {
+  return select(config, botId, update, options, true);
+}
+
+function select(
+  config: RelaygramConfig,
+  botId: string,
+  update: Update,
+  options: SelectRoutesOptions | undefined,
+  withPull: boolean,
+): AnyRoute[] {
   const bot = routesByBot(config).get(botId) ?? NO_ROUTES;
-  const selected: RouteConfig[] = [];
+  const selected: AnyRoute[] = [];
   let facts: UpdateFacts | undefined;
-  for (const { route, match } of bot.routes) {
+  for (const { route, match, pull } of bot.routes) {
+    if (pull && !withPull) continue;
     if (match.all) {
       selected.push(route);
       continue;

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { laneId, UpdateOutcome, type UpdateSource } from '@relaygram/contracts';
+import { laneId, UpdateOutcome, type LaneKey, type UpdateSource } from '@relaygram/contracts';
 import { RELAYGRAM_LOGGER } from '@relaygram/observability';
 import {
   newDeliveryId,
@@ -8,9 +8,11 @@ import {
   type EnqueueResult,
   type EnqueueStatus,
 } from '@relaygram/queue';
-import { laneKeyFor, selectRoutes, type Update } from '@relaygram/routing';
+import { isPullRoute, laneKeyFor, selectAllRoutes, type Update } from '@relaygram/routing';
 import type { Logger } from 'pino';
 import type { IngressBot } from '../bots/ingress-bots';
+
+const SHARED: LaneKey = Object.freeze({ kind: 'shared' });
 
 const OUTCOMES: Readonly<Record<EnqueueStatus, UpdateOutcome>> = {
   queued: UpdateOutcome.Queued,
@@ -52,16 +54,20 @@ export class UpdateIntake {
     body: Buffer,
     source: UpdateSource,
   ): Promise<EnqueueResult> {
-    const routes = selectRoutes(bot.source, bot.id, update, { botUsername: bot.username });
+    const routes = selectAllRoutes(bot.source, bot.id, update, { botUsername: bot.username });
     const deliveries: DeliveryTarget[] = new Array<DeliveryTarget>(routes.length);
     for (let i = 0; i < routes.length; i++) {
       const route = routes[i];
       const deliveryId = newDeliveryId();
-      deliveries[i] = {
-        route: route.name,
-        lane: laneId(route.name, bot.id, laneKeyFor(route.ordering, update, deliveryId)),
-        deliveryId,
-      };
+      // A pull route's client reads one stream per bot, so its deliveries share one lane
+      // in acceptance order; that lane waits for getUpdates, never for a drain job.
+      deliveries[i] = isPullRoute(route)
+        ? { route: route.name, lane: laneId(route.name, bot.id, SHARED), deliveryId, pull: true }
+        : {
+            route: route.name,
+            lane: laneId(route.name, bot.id, laneKeyFor(route.ordering, update, deliveryId)),
+            deliveryId,
+          };
     }
     // Crash analysis: the script checks everything before its first write, so a failure
     // (or Redis going away) leaves neither the dedup mark nor a lane entry, and the
