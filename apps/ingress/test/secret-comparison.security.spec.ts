@@ -175,10 +175,25 @@ describe('ingress: secrets are compared as digests, in time independent of the m
     expect(logs.lines.join('\n')).not.toContain(adminToken);
   });
 
-  // Last: the access log shows the URL as requested, so this one puts the token in a log.
-  it('admin API: a token in the query string is not accepted', async () => {
+  it('admin API and webhook: a secret in the query string is not accepted, nor logged', async () => {
     const res = await request(`${app.adminUrl}/admin/api?token=${adminToken}`);
     expect(res.statusCode).toBe(401);
     expect(await res.body.text()).not.toContain(adminToken);
+    const hook = await request(
+      `${app.url}/webhooks/telegram/shop?secret=${webhookSecret}&token=${encodeURIComponent(adminToken)}`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ update_id: nextId++, message: { chat: { id: 1 }, text: 'x' } }),
+      },
+    );
+    expect(hook.statusCode).toBe(401);
+    await hook.body.dump();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const text = logs.lines.join('\n');
+    expect(text).toContain('?token=***');
+    expect(text).toContain('?secret=***&token=***');
+    expect(text).not.toContain(adminToken);
+    expect(text).not.toContain(webhookSecret);
   });
 });

@@ -3,6 +3,7 @@ export * from './outbound';
 export * from './secret';
 export * from './runtime-env';
 export { parseFaultInjection, type FaultInjection } from './fault-injection';
+export { secretValuesOf } from './secret-values';
 export * from './loader';
 export * from './config.service';
 export * from './config.module';

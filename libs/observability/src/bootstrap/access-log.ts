@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { redactUrl } from '../logging/logger';
+import { logUrl } from '../logging/logger';
 import { isManagementRequest } from './management-listener';
 
 /** Probes and scrapes come every few seconds and say nothing new: they are not logged. */
@@ -14,8 +14,8 @@ function isQuiet(url: string): boolean {
 }
 
 /**
- * One line per answered request, with its id, the URL with any drop-in token masked,
- * the status and the time taken. Fastify's own request logging stays off: it prints
+ * One line per answered request, with its id, the URL with any drop-in token masked
+ * and the query's values left out, the status and the time taken. Fastify's own request logging stays off: it prints
  * raw URLs.
  *
  * Answers below 400 are logged at debug: the hot paths write their own line (an update
@@ -33,7 +33,7 @@ export function installAccessLog(fastify: FastifyInstance, logger: Logger): void
       {
         req_id: request.id,
         method: request.method,
-        url: redactUrl(request.url),
+        url: logUrl(request.url),
         status,
         ms: Math.round(reply.elapsedTime * 10) / 10,
         listener: isManagementRequest(request.raw) ? 'management' : 'public',

@@ -8,6 +8,7 @@ import {
   RuntimeEnvError,
   loadConfigOrThrow,
   readRuntimeEnv,
+  secretValuesOf,
   type RelaygramConfig,
   type RuntimeEnv,
   type ServiceName,
@@ -15,7 +16,7 @@ import {
 import { RedisServerNotFoundError, redisChildIfNeeded, type LocalRedis } from '@relaygram/queue';
 import type { AddressInfo } from 'node:net';
 import type { Logger as PinoLogger } from 'pino';
-import { createLogger, PinoNestLogger } from '../logging/logger';
+import { createLogger, maskSecrets, PinoNestLogger } from '../logging/logger';
 import { installAccessLog } from './access-log';
 import { RouteNotFoundFilter } from './route-not-found.filter';
 import {
@@ -139,6 +140,8 @@ export async function startApp(
     throw error;
   }
 
+  // Every configured secret is masked in every line from the first one on.
+  maskSecrets(secretValuesOf(config, env));
   const logger = createLogger({
     level: env.logLevel,
     service: definition.service,
@@ -178,6 +181,7 @@ export async function startApp(
     { logger: nestLogger, bufferLogs: true },
   );
   app.useGlobalFilters(new RouteNotFoundFilter());
+  app.get(ConfigService).onReload((next) => maskSecrets(secretValuesOf(next, env)));
 
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', async (request, reply) => {

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { Secret } from '@relaygram/config';
-import { createLogger, displayUrl, redactText, redactUrl } from './logger';
+import { createLogger, displayUrl, logUrl, maskSecrets, redactText, redactUrl } from './logger';
 import { runWithRequestContext } from './request-context';
 
 const TOKEN = '123456789:AAHfiqksKZ8WmR2zSjiQ7_v4TMAKdiHm9T0';
@@ -125,5 +125,30 @@ describe('redaction of tokens spelled unusually', () => {
     expect(redactText('token 123456789%3Aclienttoken-0123456 seen')).toBe(
       'token 123456789:*** seen',
     );
+  });
+});
+
+describe('logUrl', () => {
+  it('keeps the path and the query keys, never the query values', () => {
+    expect(logUrl('/admin/api?token=s3cr3t-admin-token&limit=5')).toBe(
+      '/admin/api?token=***&limit=***',
+    );
+    expect(logUrl('/webhooks/telegram/shop?secret=abc&flag')).toBe(
+      '/webhooks/telegram/shop?secret=***&flag=***',
+    );
+    expect(logUrl(`/bot${TOKEN}/getMe?x=1`)).toBe('/bot123456789:***/getMe?x=***');
+    expect(logUrl('/healthz')).toBe('/healthz');
+  });
+});
+
+describe('maskSecrets', () => {
+  it('masks every configured secret wherever it appears in a line, raw or URL-encoded', () => {
+    const secret = 'client-token/with+chars-0123';
+    maskSecrets([secret, 'short']);
+    expect(
+      redactText(`{"msg":"refused ${secret} here","err":"x ${encodeURIComponent(secret)}"}`),
+    ).toBe('{"msg":"refused *** here","err":"x ***"}');
+    // Values too short to be a configured secret are left alone (they would mask words).
+    expect(redactText('a short line')).toBe('a short line');
   });
 });

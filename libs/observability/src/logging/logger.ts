@@ -77,9 +77,56 @@ export function displayUrl(raw: string): string {
   }
 }
 
-/** Masks bot tokens and drop-in paths in any text: the last filter before a line is written. */
+/**
+ * Secret values of the config and environment this process was given (longest first),
+ * masked in every line whatever field or text they hide in. Only added to: several apps
+ * may share a process (tests, the standalone), and a secret a reload dropped still
+ * deserves masking.
+ */
+let configuredSecrets: string[] = [];
+
+/** Short values would mask ordinary words; every configured secret is longer. */
+const MIN_MASKED_LENGTH = 8;
+
+export function maskSecrets(values: Iterable<string>): void {
+  const all = new Set(configuredSecrets);
+  for (const value of values) {
+    if (value.length < MIN_MASKED_LENGTH) continue;
+    all.add(value);
+    // As it would appear in a URL's query or a form body.
+    all.add(encodeURIComponent(value));
+  }
+  configuredSecrets = [...all].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * Masks bot tokens, drop-in paths and every configured secret in any text: the last
+ * filter before a line is written.
+ */
 export function redactText(text: string): string {
-  return redactUrl(text).replace(BOT_TOKEN, '$1:***');
+  let out = redactUrl(text).replace(BOT_TOKEN, '$1:***');
+  for (const secret of configuredSecrets) {
+    if (out.includes(secret)) out = out.split(secret).join('***');
+  }
+  return out;
+}
+
+/**
+ * A request URL fit for a log line: the path with any drop-in token masked, and the
+ * query's keys without their values (a client may put a secret there: `?token=...`).
+ */
+export function logUrl(url: string): string {
+  const question = url.indexOf('?');
+  if (question < 0) return redactUrl(url);
+  const keys = url
+    .slice(question + 1)
+    .split('&')
+    .filter((pair) => pair !== '')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      return `${eq < 0 ? pair : pair.slice(0, eq)}=***`;
+    });
+  return `${redactUrl(url.slice(0, question))}?${keys.join('&')}`;
 }
 
 function censor(value: unknown, path: string[]): unknown {
