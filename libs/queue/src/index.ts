@@ -11,4 +11,5 @@ export * from './lanes/lane-reconciler';
 export * from './dead-letters/dead-letter-store';
 export * from './dead-letters/dead-letter-view';
 export * from './dead-letters/config-lane-resolver';
+export * from './pull/pull-store';
 export { isSpreadLane, ownLane, storedLane } from './lanes/spread-lanes';

@@ -10,6 +10,7 @@ import { DeadLetterStore } from './dead-letters/dead-letter-store';
 import { DrainScheduler } from './lanes/drain-scheduler';
 import { LaneReconciler } from './lanes/lane-reconciler';
 import { LaneStore } from './lanes/lane-store';
+import { PullStore } from './pull/pull-store';
 import { UpdateEnqueuer } from './lanes/update-enqueuer';
 import { queueContext, type QueueContext } from './queue-context';
 import { createRedis, waitForRedis, type RelaygramRedis } from './redis/redis-client';
@@ -135,6 +136,11 @@ class RedisLifecycle implements OnApplicationShutdown {
         new DeadLetterStore(ctx, scheduler),
     },
     {
+      provide: PullStore,
+      inject: [QUEUE_CONTEXT],
+      useFactory: (ctx: QueueContext) => new PullStore(ctx),
+    },
+    {
       provide: LaneReconciler,
       inject: [QUEUE_CONTEXT, LaneStore, DrainScheduler],
       useFactory: (ctx: QueueContext, lanes: LaneStore, scheduler: DrainScheduler) =>
@@ -150,6 +156,7 @@ class RedisLifecycle implements OnApplicationShutdown {
     LaneStore,
     DeadLetterStore,
     LaneReconciler,
+    PullStore,
   ],
 })
 export class QueueModule extends ConfigurableModuleClass {}

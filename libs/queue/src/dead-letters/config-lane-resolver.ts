@@ -1,4 +1,4 @@
-import type { RelaygramConfig } from '@relaygram/config';
+import { pullRoutesOf, type RelaygramConfig } from '@relaygram/config';
 import { laneKeyFor, type Update } from '@relaygram/routing';
 import type { LaneResolver } from './dead-letter-store';
 
@@ -9,7 +9,15 @@ import type { LaneResolver } from './dead-letter-store';
  */
 export function laneResolverFor(config: RelaygramConfig): LaneResolver {
   const routes = new Map(config.routes.map((route) => [route.name, route]));
+  const pullRoutes = new Map(pullRoutesOf(config).map((route) => [route.name, route]));
   return (letter) => {
+    const pulled = pullRoutes.get(letter.route);
+    if (pulled) {
+      if (!pulled.bots.includes(letter.bot)) {
+        return { error: `route ${letter.route} no longer takes updates from bot ${letter.bot}` };
+      }
+      return { lane: { kind: 'shared' }, pull: true };
+    }
     const route = routes.get(letter.route);
     if (!route) return { error: `route ${letter.route} is no longer configured` };
     if (!route.bots.includes(letter.bot)) {

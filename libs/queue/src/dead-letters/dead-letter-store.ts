@@ -2,6 +2,7 @@ import { DEAD_LETTER_RETENTION_MS, DeadReason, type LaneKey, laneId } from '@rel
 import type { QueueContext } from '../queue-context';
 import { decodeEntry, encodeEntry } from '../lanes/delivery-entry';
 import type { DrainScheduler } from '../lanes/drain-scheduler';
+import { PullStore } from '../pull/pull-store';
 import { parseJobsToAdd, routeScriptArgs, routeScriptKeys, text } from '../lanes/drain-script-io';
 
 export interface DeadLetter {
@@ -32,8 +33,13 @@ export interface DeadLetterPage {
   nextCursor?: string;
 }
 
-/** Where a re-sent delivery goes: the lane its route's current ordering gives it. */
-export type LaneResolver = (letter: DeadLetter) => { lane: LaneKey } | { error: string };
+/**
+ * Where a re-sent delivery goes: the lane its route's current ordering gives it; for a
+ * pull route (`pull: true`), its one lane per bot, where its client takes it.
+ */
+export type LaneResolver = (
+  letter: DeadLetter,
+) => { lane: LaneKey; pull?: boolean } | { error: string };
 
 export type ReplayOutcome = 'queued' | 'missing' | { error: string };
 
@@ -91,10 +97,14 @@ function toDeadLetter(deliveryId: string, hash: Record<string, Buffer>): DeadLet
  * (all, by route, by bot). Index entries whose hash expired are dropped as they are met.
  */
 export class DeadLetterStore {
+  readonly #pull: PullStore;
+
   constructor(
     private readonly ctx: QueueContext,
     private readonly scheduler: DrainScheduler,
-  ) {}
+  ) {
+    this.#pull = new PullStore(ctx);
+  }
 
   async get(deliveryId: string): Promise<DeadLetter | undefined> {
     const hash = (await this.ctx.redis.hgetallBuffer(
@@ -216,6 +226,9 @@ export class DeadLetterStore {
       replayedAt: now,
       body: letter.update,
     });
+    // A pull lane is never scheduled: the re-send waits there for its client.
+    if ('pull' in resolved && resolved.pull)
+      return this.#pull.replay(letter.route, letter.bot, deliveryId, entry, now);
     const reply = (await redis.rgReplay(
       17,
       ...routeScriptKeys(keys, letter.route),

@@ -16,6 +16,13 @@ import {
 } from '../scripts/drain.lua';
 import { ENQUEUE_LUA } from '../scripts/enqueue.lua';
 import { DELETE_DEAD_LUA, REPLAY_LUA } from '../scripts/dead-letter.lua';
+import {
+  PULL_DROP_LUA,
+  PULL_EXPIRE_LUA,
+  PULL_KILL_LUA,
+  PULL_REPLAY_LUA,
+  PULL_TAKE_LUA,
+} from '../scripts/pull.lua';
 
 type ScriptResult = Promise<unknown>;
 type ScriptFn = (numKeys: number, ...args: (string | Buffer | number)[]) => ScriptResult;
@@ -33,6 +40,11 @@ export interface RelaygramScripts {
   rgHeartbeat: ScriptFn;
   rgReplay: ScriptFn;
   rgDeleteDead: ScriptFn;
+  rgPullTakeBuffer: ScriptFn;
+  rgPullDrop: ScriptFn;
+  rgPullExpire: ScriptFn;
+  rgPullKill: ScriptFn;
+  rgPullReplay: ScriptFn;
 }
 
 /** One server (or a Sentinel-managed master), or a Redis Cluster: see `redis.url`. */
@@ -51,6 +63,11 @@ const SCRIPTS: Record<string, string> = {
   rgHeartbeat: HEARTBEAT_LUA,
   rgReplay: REPLAY_LUA,
   rgDeleteDead: DELETE_DEAD_LUA,
+  rgPullTake: PULL_TAKE_LUA,
+  rgPullDrop: PULL_DROP_LUA,
+  rgPullExpire: PULL_EXPIRE_LUA,
+  rgPullKill: PULL_KILL_LUA,
+  rgPullReplay: PULL_REPLAY_LUA,
 };
 
 export function defineScripts(client: RedisClient): RelaygramRedis {

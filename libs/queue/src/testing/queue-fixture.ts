@@ -6,6 +6,7 @@ import { LaneStore } from '../lanes/lane-store';
 import { UpdateEnqueuer } from '../lanes/update-enqueuer';
 import { DeadLetterStore } from '../dead-letters/dead-letter-store';
 import { LaneReconciler } from '../lanes/lane-reconciler';
+import { PullStore } from '../pull/pull-store';
 import { DrainJobDriver } from './drain-job-driver';
 
 /** A store on the test Redis under a prefix of its own; `cleanup()` deletes every key of it. */
@@ -18,6 +19,7 @@ export interface QueueFixture {
   lanes: LaneStore;
   dead: DeadLetterStore;
   reconciler: LaneReconciler;
+  pull: PullStore;
   /** Runs drain jobs by hand (no dispatcher). */
   driver: DrainJobDriver;
   cleanup(): Promise<void>;
@@ -58,6 +60,7 @@ export async function createQueueFixture(name: string): Promise<QueueFixture> {
     lanes,
     dead: new DeadLetterStore(ctx, scheduler),
     reconciler: new LaneReconciler(ctx, lanes, scheduler),
+    pull: new PullStore(ctx),
     driver,
     async cleanup() {
       await driver.close();
