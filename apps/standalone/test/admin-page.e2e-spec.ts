@@ -1,7 +1,13 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunningApp } from '@relaygram/observability';
-import { RecordingReceiver, TelegramEmulator, type BotIdentity } from '@relaygram/testing';
+import {
+  describeWithChromium,
+  HEADLESS_CHROMIUM_ARGS,
+  RecordingReceiver,
+  TelegramEmulator,
+  type BotIdentity,
+} from '@relaygram/testing';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import {
   bootStandalone,
@@ -12,7 +18,6 @@ import {
   writeConfig,
 } from './admin-kit';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = join(__dirname, 'screenshots');
 const ADMIN_TOKEN = 'page-test-admin-token-0123456789';
 // Run in the page (this file is compiled without the DOM types).
@@ -21,10 +26,10 @@ const SIDEWAYS_OVERFLOW =
   'document.documentElement.scrollWidth - document.documentElement.clientWidth';
 
 /**
- * The admin page in Debian's Chromium against the standalone process: sign in, find a
+ * The admin page in a headless Chromium against the standalone process: sign in, find a
  * dead letter, re-send it and see the receiver get it; delete another.
  */
-describe('admin page in a browser (standalone)', () => {
+describeWithChromium('admin page in a browser (standalone)', (chromiumPath) => {
   let browser: Browser;
   let emulator: TelegramEmulator;
   let receiver: RecordingReceiver;
@@ -67,23 +72,10 @@ describe('admin page in a browser (standalone)', () => {
   }
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `the browser test needs Debian's Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run installs it)`,
-      );
-    }
     mkdirSync(SCREENSHOTS, { recursive: true });
     browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-        '--disable-sync',
-      ],
+      executablePath: chromiumPath,
+      args: HEADLESS_CHROMIUM_ARGS,
     });
     emulator = await TelegramEmulator.start();
     receiver = await RecordingReceiver.start();
@@ -157,7 +149,10 @@ describe('admin page in a browser (standalone)', () => {
       { timeoutMs: 10_000 },
     );
     expect((delivery.json as { message: { text: string } }).message.text).toBe('please re-send me');
-    expect(await page.textContent('#status')).toContain(`Re-sent ${deliveryId}`);
+    // The page reloads the emptied list first, then says what was done.
+    await page.waitForFunction(
+      `document.getElementById('status').textContent.includes(${JSON.stringify(`Re-sent ${deliveryId}`)})`,
+    );
     await page.screenshot({ path: join(SCREENSHOTS, 'admin-resent.png'), fullPage: true });
     const gone = await getJson(`${app.adminUrl}/admin/api/dead-letters/${deliveryId}`, admin);
     expect(gone.status).toBe(404);

@@ -41,3 +41,8 @@ export {
   stopProcess,
   trackChild,
 } from './process/child-processes';
+export {
+  describeWithChromium,
+  findChromium,
+  HEADLESS_CHROMIUM_ARGS,
+} from './browser/headless-chromium';
