@@ -212,6 +212,21 @@ describe('DeadLetterStore', () => {
     }
     expect(old).toBeDefined();
   });
+
+  it('prunes the indexes of routes and bots no longer configured', async () => {
+    const now = Date.now();
+    const old = await kill(1, {
+      route: 'gone-route',
+      bot: 'gone-bot',
+      deadAt: now - DEAD_LETTER_RETENTION_MS - 1,
+    });
+    expect(old).toBeDefined();
+    // A route that is not in the routes-ever-seen set any more either.
+    await f.redis.srem(f.ctx.keys.routes, 'gone-route');
+    await f.dead.prune(['shop'], ['bot-a'], now);
+    expect(await f.redis.zcard(f.ctx.keys.deadByRoute('gone-route'))).toBe(0);
+    expect(await f.redis.zcard(f.ctx.keys.deadByBot('gone-bot'))).toBe(0);
+  });
 });
 
 describe('laneResolverFor', () => {

@@ -1,5 +1,7 @@
 import { DEAD_LETTER_RETENTION_MS, DeadReason, type LaneKey, laneId } from '@relaygram/contracts';
+import { Cluster, type Redis } from 'ioredis';
 import type { QueueContext } from '../queue-context';
+import type { RelaygramRedis } from '../redis/redis-client';
 import { decodeEntry, encodeEntry } from '../lanes/delivery-entry';
 import type { DrainScheduler } from '../lanes/drain-scheduler';
 import { PullStore } from '../pull/pull-store';
@@ -294,17 +296,41 @@ export class DeadLetterStore {
 
   /**
    * Drop index entries older than the retention (their hashes have expired) from the
-   * global index and those of every route that ever had a lane and of the given bots.
+   * global index and those of every route and bot: the given ones, every route that ever
+   * had a lane, and every index found in Redis, so the indexes of routes and bots a
+   * reload removed are pruned too.
    */
   async prune(routes: readonly string[], bots: readonly string[], now = Date.now()): Promise<void> {
     const { keys, redis } = this.ctx;
     const before = now - DEAD_LETTER_RETENTION_MS;
     const everSeen = await redis.smembers(keys.routes);
+    const indexes = new Set<string>([
+      ...[...routes, ...everSeen].map((route) => keys.deadByRoute(route)),
+      ...bots.map((bot) => keys.deadByBot(bot)),
+      ...(await scanKeys(redis, `${keys.deadByRoute('')}*`)),
+      ...(await scanKeys(redis, `${keys.deadByBot('')}*`)),
+    ]);
     const pipeline = redis.pipeline();
     pipeline.zremrangebyscore(keys.deadIndex, '-inf', `(${before}`);
-    for (const route of new Set([...routes, ...everSeen]))
-      pipeline.zremrangebyscore(keys.deadByRoute(route), '-inf', `(${before}`);
-    for (const bot of bots) pipeline.zremrangebyscore(keys.deadByBot(bot), '-inf', `(${before}`);
+    for (const index of indexes) pipeline.zremrangebyscore(index, '-inf', `(${before}`);
     await pipeline.exec();
   }
+}
+
+/**
+ * Keys matching a pattern, on one server or on every primary of a cluster (an install's
+ * keys share one slot there, so they sit on one of them). Hourly housekeeping only.
+ */
+async function scanKeys(redis: RelaygramRedis, pattern: string): Promise<string[]> {
+  const servers: Redis[] = redis instanceof Cluster ? redis.nodes('master') : [redis as Redis];
+  const found: string[] = [];
+  for (const server of servers) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await server.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+      cursor = next;
+      found.push(...keys);
+    } while (cursor !== '0');
+  }
+  return found;
 }
