@@ -24,6 +24,7 @@ const EXAMPLE_ENV: Record<string, string> = {
   SHOP_BUTTONS_SIGNING_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
   SITE_SERVICE_TOKEN: secret(),
   SITE_TELEGRAM_SECRET_TOKEN: secret(),
+  SUPPORT_BOT_CLIENT_TOKEN: secret(),
 };
 
 interface Run {
@@ -70,7 +71,7 @@ describe('relaygram config check', () => {
   it('passes the example with its env vars set', () => {
     expect(relaygram(['config', 'check', EXAMPLE], EXAMPLE_ENV)).toEqual({
       status: 0,
-      stdout: `ok: ${EXAMPLE} — 2 bots, 3 routes, 1 client\n`,
+      stdout: `ok: ${EXAMPLE} — 2 bots, 4 routes (1 pull), 2 clients\n`,
       stderr: '',
     });
   });
@@ -78,7 +79,7 @@ describe('relaygram config check', () => {
   it('passes the example with --no-env and no variables', () => {
     expect(relaygram(['config', 'check', EXAMPLE, '--no-env'])).toEqual({
       status: 0,
-      stdout: `ok: ${EXAMPLE} — 2 bots, 3 routes, 1 client (environment variables not checked)\n`,
+      stdout: `ok: ${EXAMPLE} — 2 bots, 4 routes (1 pull), 2 clients (environment variables not checked)\n`,
       stderr: '',
     });
   });
@@ -88,7 +89,7 @@ describe('relaygram config check', () => {
     expect(run.status).toBe(1);
     expect(run.stdout).toBe('');
     const [summary, ...problems] = run.stderr.trimEnd().split('\n');
-    expect(summary).toBe(`invalid: ${EXAMPLE} — 8 problems`);
+    expect(summary).toBe(`invalid: ${EXAMPLE} — 9 problems`);
     expect(problems[0]).toBe(
       'bots[0].token_env: environment variable SOL_PROD_BOT_TOKEN is not set',
     );

@@ -51,9 +51,10 @@ function checkReport(path: string, result: LoadResult, noEnv: boolean): CheckRep
     };
   }
   const { bots, routes, clients, warnings } = result.config;
+  const pull = result.config.pullRoutes?.length ?? 0;
   const counts = [
     count(bots.length, 'bot'),
-    count(routes.length, 'route'),
+    count(routes.length + pull, 'route') + (pull ? ` (${pull} pull)` : ''),
     count(clients.length, 'client'),
   ].join(', ');
   return {
