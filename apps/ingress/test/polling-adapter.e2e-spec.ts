@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { laneId } from '@relaygram/contracts';
 import { PollingAdapter, type IngressOptionsInput } from '@relaygram/ingress';
 import { freePort } from '@relaygram/queue';
@@ -323,6 +325,58 @@ describe('polling adapter', () => {
       );
     } finally {
       await install.cleanup();
+    }
+  });
+
+  it("delivers polled updates with Telegram's bytes, not a re-serialisation", async () => {
+    // What a parse and JSON.stringify would change: escapes, a float written 1.0, an
+    // integer beyond 2^53, spacing.
+    const updates = [
+      '{"update_id":7001,"message":{"message_id":1,"date":1,"chat":{"id":900,"type":"private"},"text":"caf\\u00e9 \\"q\\" \\/ \u00e9","price":1.0,"big":98765432109876543210}}',
+      '{ "update_id" : 7002 , "message" : { "message_id" : 2 , "date" : 1 , "chat" : { "id" : 900 , "type" : "private" } , "text" : "\u2713 \ud83d\ude00" } }',
+    ];
+    const token = emulator.addBot().token;
+    let served = false;
+    const telegram = createServer((req, res) => {
+      const method = (req.url ?? '').split('/').pop();
+      req.resume();
+      const answer = (body: string) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(body);
+      };
+      if (method === 'getUpdates' && !served) {
+        served = true;
+        return answer(`{"ok":true,"result":[${updates.join(',\n ')}]}`);
+      }
+      if (method === 'getUpdates')
+        return void setTimeout(() => answer('{"ok":true,"result":[]}'), 200);
+      if (method === 'getMe') {
+        return answer(
+          '{"ok":true,"result":{"id":1,"is_bot":true,"first_name":"B","username":"raw_bot"}}',
+        );
+      }
+      answer('{"ok":true,"result":true}');
+    });
+    await new Promise<void>((resolve) => telegram.listen(0, '127.0.0.1', resolve));
+    const install = new TestInstall({
+      apiBase: `http://127.0.0.1:${(telegram.address() as AddressInfo).port}`,
+      bots: [{ id: 'raw', mode: 'polling', token }],
+      routes: ROUTES,
+    });
+    try {
+      await install.ready();
+      await install.start({ ingress: FAST });
+      const entries = await eventually(
+        async () => {
+          const found = await install.laneEntries(chatLane('site', 'raw', 900));
+          return found.length === 2 ? found : undefined;
+        },
+        { what: 'both polled updates in the lane' },
+      );
+      expect(entries.map((e) => e.body.toString('utf8'))).toEqual(updates);
+    } finally {
+      await install.cleanup();
+      await new Promise((resolve) => telegram.close(resolve));
     }
   });
 });

@@ -10,6 +10,7 @@ import {
   parseApiBase,
 } from './bot-api-paths';
 import { CallGuard } from './call-guard';
+import { resultElementTexts } from './result-elements';
 import { urlencodedBody } from './form-fields';
 import { createMultipartBody, type MultipartFields, type MultipartFile } from './multipart-body';
 import { errorCodeOf, networkReason } from './network-failure';
@@ -160,6 +161,29 @@ export class TelegramClient {
     return this.#exchange<T>(method, body, timeoutMs, options);
   }
 
+  /**
+   * getUpdates (a JSON body, the long-poll timeout as `call` gives it), with each
+   * update's text exactly as Telegram sent it: `texts[i]` is `updates[i]` before
+   * parsing, so ingress can deliver Telegram's bytes rather than a re-serialisation
+   * (escapes, `1.0`, integers beyond 2^53 kept). `texts` is undefined when the answer
+   * could not be cut into its updates (the updates are then all there is).
+   */
+  async getUpdates(
+    params: Record<string, unknown>,
+    options?: CallOptions,
+  ): Promise<{ updates: unknown; texts?: string[] }> {
+    const timeoutMs = this.#callTimeout('getUpdates', params, options);
+    const { result, text } = await this.#exchangeKeepingText<unknown>(
+      'getUpdates',
+      jsonBody(params),
+      timeoutMs,
+      options,
+    );
+    const texts = text === undefined ? undefined : resultElementTexts(text);
+    const whole = Array.isArray(result) && texts?.length === result.length;
+    return whole ? { updates: result, texts } : { updates: result };
+  }
+
   getMe(options?: CallOptions): Promise<TelegramUser> {
     return this.call<TelegramUser>('getMe', undefined, options);
   }
@@ -228,6 +252,16 @@ export class TelegramClient {
     timeoutMs: number,
     options: CallOptions | undefined,
   ): Promise<T> {
+    return (await this.#exchangeKeepingText<T>(method, outgoing, timeoutMs, options)).result;
+  }
+
+  /** An exchange that also returns the answer's text as it arrived. */
+  async #exchangeKeepingText<T>(
+    method: string,
+    outgoing: OutgoingBody,
+    timeoutMs: number,
+    options: CallOptions | undefined,
+  ): Promise<{ result: T; text: string | undefined }> {
     const started = performance.now();
     const guard = new CallGuard(timeoutMs, options?.signal);
     try {
@@ -247,7 +281,7 @@ export class TelegramClient {
       const text = await readAnswer(response.body);
       const result = this.#parseAnswer<T>(method, response.statusCode, text);
       this.#emit({ method, ok: true, started });
-      return result;
+      return { result, text };
     } catch (error) {
       const failure = this.#failure(method, error, guard, outgoing.failure?.());
       this.#emit({ method, ok: false, errorCode: eventCode(failure), started });

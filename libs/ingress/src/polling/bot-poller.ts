@@ -181,6 +181,7 @@ export class BotPoller {
         return;
       }
       let updates: unknown;
+      let texts: string[] | undefined;
       try {
         const params: Record<string, unknown> = {
           limit: options.limit,
@@ -188,7 +189,7 @@ export class BotPoller {
           allowed_updates: [...bot.config.allowedUpdates],
         };
         if (offset !== undefined) params.offset = offset;
-        updates = await client.call<unknown>('getUpdates', params, { signal: hold.signal });
+        ({ updates, texts } = await client.getUpdates(params, { signal: hold.signal }));
         if (!Array.isArray(updates)) throw new Error('getUpdates did not answer an array');
       } catch (error) {
         if (hold.signal.aborted) return;
@@ -204,7 +205,7 @@ export class BotPoller {
       let next: number;
       try {
         // Not abortable: a stop finishes the batch it is in.
-        next = await this.enqueueBatch(updates);
+        next = await this.enqueueBatch(updates, texts);
       } catch (error) {
         failures++;
         const delay = backoffDelay(failures, options.networkBackoffMs, options.networkBackoffMaxMs);
@@ -230,13 +231,16 @@ export class BotPoller {
     }
   }
 
-  /** Enqueues a batch in order; returns the offset that confirms it. */
-  private async enqueueBatch(updates: unknown[]): Promise<number> {
+  /**
+   * Enqueues a batch in order; returns the offset that confirms it. Each update goes
+   * with its bytes as Telegram sent them (`texts`), as webhook updates do.
+   */
+  private async enqueueBatch(updates: unknown[], texts: string[] | undefined): Promise<number> {
     const bot = this.deps.bots.get(this.botId);
     if (!bot) throw new Error('the bot was removed from the config');
     const ids: number[] = [];
     let next: number | undefined;
-    for (const raw of updates) {
+    for (const [index, raw] of updates.entries()) {
       const id = (raw as { update_id?: unknown } | null)?.update_id;
       if (typeof raw !== 'object' || raw === null || !isUpdateId(id)) {
         this.deps.logger.error(
@@ -248,7 +252,7 @@ export class BotPoller {
       await this.deps.intake.accept(
         bot,
         raw as Update,
-        Buffer.from(JSON.stringify(raw)),
+        Buffer.from(texts?.[index] ?? JSON.stringify(raw)),
         UpdateSource.Polling,
       );
       ids.push(id);
