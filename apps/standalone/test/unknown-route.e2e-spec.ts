@@ -44,4 +44,39 @@ describe('an unknown route whose path carries a token', () => {
     expect(lines.join('')).not.toContain(SECRET);
     expect(lines.some((line) => line.includes('"status":404'))).toBe(true);
   });
+
+  it.each([
+    [
+      '/nope',
+      'application/json',
+      { statusCode: 404, error: 'Not Found', message: 'no such route' },
+    ],
+    [
+      '/webhooks/nope/x',
+      'application/json',
+      { statusCode: 404, error: 'Not Found', message: 'no such route' },
+    ],
+    ['/api/v1/nope', 'application/json', { error: 'not found' }],
+    ['/api/v1/nope', 'application/x-www-form-urlencoded', { error: 'not found' }],
+    [
+      '/nope',
+      'multipart/form-data; boundary=x',
+      { statusCode: 404, error: 'Not Found', message: 'no such route' },
+    ],
+  ])(
+    'answers 404 to a malformed body on %s (%s), as to any unknown path',
+    async (path, type, answer) => {
+      const res = await request(`${running.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': type },
+        body: '{"text": "unfinished',
+      });
+      expect(res.statusCode).toBe(404);
+      expect(await res.body.json()).toEqual(answer);
+      // The connection stays usable: the unread body was discarded, not taken as a request.
+      const next = await request(`${running.url}/nope`);
+      expect(next.statusCode).toBe(404);
+      await next.body.dump();
+    },
+  );
 });

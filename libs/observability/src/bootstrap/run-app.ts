@@ -187,6 +187,12 @@ export async function startApp(
   fastify.addHook('onRequest', async (request, reply) => {
     if (!isManagementRequest(request.raw) && isManagementOnlyPath(request.url)) {
       await reply.code(404).send({ error: 'not found' });
+    } else if (request.is404) {
+      // An unknown path is answered 404 whatever it carries: its body is never parsed,
+      // so a malformed one cannot turn the answer into a 400 (Node discards it).
+      delete request.headers['content-type'];
+      delete request.headers['content-length'];
+      delete request.headers['transfer-encoding'];
     }
   });
   installAccessLog(fastify, logger);
