@@ -70,4 +70,42 @@ describe('webhook adapter while Redis is away', () => {
     );
     expect(back.json).toEqual({ status: 'queued', deliveries: 1 });
   });
+
+  it('answers 503 within 2 s when Redis stops answering but keeps the connection, then 202 again', async () => {
+    const ingress = await install.start();
+    const post = (updateId: number) =>
+      ingress.post(
+        '/webhooks/telegram/shop',
+        JSON.stringify({ update_id: updateId, message: { text: 'hi', chat: { id: 1 } } }),
+        { 'x-telegram-bot-api-secret-token': secret },
+      );
+    expect((await post(100)).status).toBe(202);
+    const pid = redis.pid as number;
+    expect(pid).toBeGreaterThan(0);
+    // A frozen redis-server keeps its sockets open: the kernel takes the bytes, nobody answers.
+    process.kill(pid, 'SIGSTOP');
+    try {
+      const started = Date.now();
+      const frozen = await post(101);
+      const took = Date.now() - started;
+      expect(frozen.status).toBe(503);
+      expect(frozen.json).toEqual({
+        error: 'Redis did not answer in time: the update may not be stored (Telegram retries)',
+      });
+      // Telegram waits far longer; 2 s is what a webhook answer may take here at most.
+      expect(took).toBeLessThan(2000);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    // The command that timed out may have run once Redis woke: Telegram's resend is then
+    // a duplicate, never a second delivery.
+    const again = await eventually(
+      async () => {
+        const res = await post(101);
+        return res.status === 202 ? res : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 100, what: '202 once Redis answers again' },
+    );
+    expect(['queued', 'duplicate']).toContain((again.json as { status: string }).status);
+  });
 });

@@ -22,11 +22,22 @@ export interface QueueModuleOptions {
   connectionName?: string;
   /** How long start-up waits for Redis before going on without it (default 10 s). */
   connectTimeoutMs?: number;
+  /**
+   * How long a command of the shared connection, which serves requests (webhooks, the
+   * gateway, admin calls), may wait for Redis (default 1 s).
+   */
+  commandTimeoutMs?: number;
   /** Chaos suite only (RELAYGRAM_FAULTS die_after_enqueue): see UpdateEnqueuer. */
   dieAfterEnqueue?: number;
 }
 
 const logger = new Logger('Redis');
+
+/**
+ * A webhook must be answered well before Telegram gives up on it: a Redis that holds a
+ * command longer than this is treated as away (503), and Telegram sends the update again.
+ */
+export const REQUEST_COMMAND_TIMEOUT_MS = 1000;
 
 /** One warning per outage, not one per reconnect attempt. */
 function connectionErrorLogger(): (error: Error) => void {
@@ -48,6 +59,7 @@ async function connectCommandClient(options: QueueModuleOptions): Promise<Relayg
   const client = createRedis(options.redisUrl, {
     connectionName: options.connectionName,
     mode: 'request',
+    commandTimeoutMs: options.commandTimeoutMs ?? REQUEST_COMMAND_TIMEOUT_MS,
     onError: connectionErrorLogger(),
   });
   if (!(await waitForRedis(client, options.connectTimeoutMs ?? 10_000))) {

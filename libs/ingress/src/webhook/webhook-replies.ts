@@ -14,6 +14,8 @@ export const WEBHOOK_REPLIES = Object.freeze({
   badContentType: '{"error":"body is not JSON: the Content-Type header is malformed"}',
   redisUnreachable:
     '{"error":"Redis is unreachable: the update was not stored (Telegram retries)"}',
+  redisTimedOut:
+    '{"error":"Redis did not answer in time: the update may not be stored (Telegram retries)"}',
   redisFailed: '{"error":"Redis answered an error: the update was not stored (Telegram retries)"}',
   internal: '{"error":"internal error"}',
   duplicate: '{"status":"duplicate","deliveries":0}',

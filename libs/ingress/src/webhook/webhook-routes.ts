@@ -126,8 +126,9 @@ export class WebhookRoutes implements OnModuleInit {
       const result = await this.intake.accept(bot, parsed.update, body, UpdateSource.Webhook);
       return send(reply, 202, acceptedReply(result));
     } catch (error) {
-      // Nothing was written (see UpdateIntake): a 503 makes Telegram send the update again.
-      // No Retry-After: Telegram's own backoff applies; and never 410, which drops the webhook.
+      // Nothing was written (see UpdateIntake), or a script that timed out ran after all
+      // and the resend is a duplicate: a 503 makes Telegram send the update again. No
+      // Retry-After: Telegram's own backoff applies; and never 410, which drops the webhook.
       const answered = isRedisReply(error);
       this.logger.warn(
         {
@@ -141,7 +142,11 @@ export class WebhookRoutes implements OnModuleInit {
       return send(
         reply,
         503,
-        answered ? WEBHOOK_REPLIES.redisFailed : WEBHOOK_REPLIES.redisUnreachable,
+        answered
+          ? WEBHOOK_REPLIES.redisFailed
+          : isTimeout(error)
+            ? WEBHOOK_REPLIES.redisTimedOut
+            : WEBHOOK_REPLIES.redisUnreachable,
       );
     }
   }
@@ -170,6 +175,11 @@ export class WebhookRoutes implements OnModuleInit {
 /** A Redis error reply (the script or Redis refused), as opposed to no connection at all. */
 function isRedisReply(error: unknown): boolean {
   return error instanceof Error && error.name === 'ReplyError';
+}
+
+/** ioredis's commandTimeout: Redis holds the connection but does not answer. */
+function isTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message === 'Command timed out';
 }
 
 function errorText(error: unknown): string {

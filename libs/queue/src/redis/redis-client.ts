@@ -92,6 +92,12 @@ export interface CreateRedisOptions {
    * busy workers with many jobs in flight make far fewer syscalls.
    */
   autoPipelining?: boolean;
+  /**
+   * Fail a command Redis has not answered within this time ("Command timed out"): a
+   * Redis that stops answering without closing the connection must not hold requests.
+   * The command may still run later; callers treat it like a lost connection.
+   */
+  commandTimeoutMs?: number;
   /** Connection errors (each failed reconnect); ignored when absent. */
   onError?: (error: Error) => void;
 }
@@ -112,6 +118,7 @@ export function createRedis(url: string, options: CreateRedisOptions = {}): Rela
   const connection: RedisOptions = {
     connectionName: options.connectionName,
     maxRetriesPerRequest: blocking ? null : 1,
+    ...(options.commandTimeoutMs ? { commandTimeout: options.commandTimeoutMs } : {}),
   };
   const serverOptions: RedisOptions = {
     ...connection,
