@@ -8,6 +8,7 @@ import { IdempotencyStore } from './idempotency/idempotency-store';
 import { GatewayPacing } from './pacing/gateway-pacing.service';
 import { REST_PREFIX, restApiRoutes } from './rest/rest-api.routes';
 import { GatewayTelegramService } from './telegram/gateway-telegram.service';
+import { PullUpdatesService } from './pull/pull-updates.service';
 
 /**
  * Adds the gateway's routes to the app's Fastify instance as encapsulated plugins,
@@ -22,6 +23,7 @@ export class GatewayRoutesRegistrar implements OnModuleInit {
     private readonly telegram: GatewayTelegramService,
     private readonly pacing: GatewayPacing,
     private readonly idempotency: IdempotencyStore,
+    private readonly pull: PullUpdatesService,
     @Inject(RELAYGRAM_LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -37,6 +39,7 @@ export class GatewayRoutesRegistrar implements OnModuleInit {
       telegram: this.telegram,
       pacing: this.pacing,
       idempotency: this.idempotency,
+      pull: this.pull,
       logger: this.logger.child({ component: 'gateway' }),
     };
     void fastify.register(restApiRoutes(deps), { prefix: REST_PREFIX });

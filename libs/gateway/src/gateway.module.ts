@@ -15,6 +15,8 @@ import { GatewayPacing } from './pacing/gateway-pacing.service';
 import { GatewayRoutesRegistrar } from './gateway-routes.registrar';
 import { GATEWAY_OPTIONS, type GatewayOptions } from './gateway.options';
 import { GatewayTelegramService } from './telegram/gateway-telegram.service';
+import { PullMaintenance } from './pull/pull-maintenance';
+import { PullUpdatesService } from './pull/pull-updates.service';
 
 /** Closes the idempotency keys' subscriber connection once requests have stopped. */
 @Injectable()
@@ -39,6 +41,8 @@ class IdempotencyLifecycle implements OnApplicationShutdown {
     GatewayHealthService,
     GatewayPacing,
     GatewayRoutesRegistrar,
+    PullUpdatesService,
+    PullMaintenance,
     {
       provide: IdempotencyStore,
       inject: [REDIS, ConfigService],

@@ -30,6 +30,12 @@ export interface HarnessOptions {
   otherOutbound?: Record<string, string | number | boolean>;
   /** Another Redis than the tests' own (one a test stops). */
   redisUrl?: string;
+  /** YAML list items under `routes:` (pull routes), indented by two spaces. */
+  routes?: string[];
+  /** More YAML list items under `clients:`, indented by two spaces. */
+  clients?: string[];
+  /** More environment (the tokens the extra clients name). */
+  env?: Record<string, string>;
 }
 
 export interface GatewayHarness {
@@ -47,6 +53,8 @@ export interface GatewayHarness {
   /** Every log line written so far. */
   logs: string[];
   configPath: string;
+  /** The Redis key prefix of this install. */
+  prefix: string;
   /** The config file as written at start. */
   yaml: string;
   /** The environment the app was started with (tokens included). */
@@ -95,10 +103,11 @@ export async function startGatewayHarness(options: HarnessOptions = {}): Promise
   const dir = await mkdtemp(join(tmpdir(), 'relaygram-gateway-'));
   const configPath = join(dir, 'relaygram.yaml');
   const apiBase = (await options.apiBase?.(emulator)) ?? emulator.apiRoot;
+  const prefix = `gw-${randomBytes(6).toString('hex')}`;
   const yaml = [
     'redis:',
     '  url: redis://127.0.0.1:6379',
-    `  prefix: gw-${randomBytes(6).toString('hex')}`,
+    `  prefix: ${prefix}`,
     'telegram:',
     `  api_base: ${apiBase}`,
     'bots:',
@@ -114,7 +123,7 @@ export async function startGatewayHarness(options: HarnessOptions = {}): Promise
     '  - id: lonely-bot',
     '    token_env: GW_LONELY_TOKEN',
     '    mode: polling',
-    'routes: []',
+    ...(options.routes?.length ? ['routes:', ...options.routes] : ['routes: []']),
     'clients:',
     '  - name: site',
     '    token_env: GW_SITE_TOKEN',
@@ -123,6 +132,7 @@ export async function startGatewayHarness(options: HarnessOptions = {}): Promise
     '    token_env: GW_NARROW_TOKEN',
     '    bots: [main-bot]',
     '    methods: [sendMessage, getMe]',
+    ...(options.clients ?? []),
     '',
   ].join('\n');
   await writeFile(configPath, yaml);
@@ -135,6 +145,7 @@ export async function startGatewayHarness(options: HarnessOptions = {}): Promise
     GW_LONELY_TOKEN: lonely.token,
     GW_SITE_TOKEN: siteToken,
     GW_NARROW_TOKEN: narrowToken,
+    ...options.env,
   });
   const logs: string[] = [];
   const start = () =>
@@ -171,6 +182,7 @@ export async function startGatewayHarness(options: HarnessOptions = {}): Promise
     narrowToken,
     logs,
     configPath,
+    prefix,
     yaml,
     env,
     dropInToken: (bot, token = siteToken) => `${bot.id}:${token}`,

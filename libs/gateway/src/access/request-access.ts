@@ -1,4 +1,4 @@
-import type { BotConfig } from '@relaygram/config';
+import type { BotConfig, PullRouteConfig } from '@relaygram/config';
 import type { TelegramClient } from '@relaygram/telegram';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { GatewayClient } from './client-directory';
@@ -14,6 +14,11 @@ export interface GatewayAccess {
   loggedPath?: string;
   /** Drop-in downloads: the file_path after `/file/bot<id>:<token>/`. */
   filePath?: string;
+  /**
+   * Drop-in getUpdates, deleteWebhook and getWebhookInfo of a client that owns this pull
+   * route of the bot: answered from the route's lane, never sent to Telegram.
+   */
+  pull?: PullRouteConfig;
 }
 
 const ACCESS = Symbol('relaygram.gatewayAccess');

@@ -30,6 +30,7 @@ import { bodyKind } from './body-kind';
 import { loggedPath, parseDropInPath } from './drop-in-path';
 import { MultipartNameScanner, MultipartScanError } from './multipart-name-scanner';
 import { peekMultipartFields } from './multipart-peek';
+import { isPullMethod } from '../pull/pull-updates.service';
 
 /** JSON and form bodies are read whole to be checked; Telegram's calls are far smaller. */
 const MAX_BUFFERED_BODY = 1024 * 1024;
@@ -99,6 +100,10 @@ function authorizeDropIn(
     }
     const method =
       target.kind === 'method' ? target.method : target.kind === 'file' ? 'getFile' : undefined;
+    if (target.kind === 'method' && isPullMethod(target.method)) {
+      const granted = pullAccess(deps, request, target.token, target.numericId, target.method);
+      if (granted) return;
+    }
     const decision = checkAccess(deps.telegram.directory, {
       token: target.token,
       bot: { by: 'numeric-id', numericId: target.numericId },
@@ -138,6 +143,39 @@ function authorizeDropIn(
   };
 }
 
+/**
+ * getUpdates, deleteWebhook and getWebhookInfo of a client that owns a pull route of
+ * the bot: granted whatever its `methods` list says (they touch only its own lane).
+ * False for every other caller, whose call then goes through the ordinary checks (the
+ * reserved-method 403 for getUpdates and deleteWebhook).
+ */
+function pullAccess(
+  deps: GatewayRouteDeps,
+  request: FastifyRequest,
+  token: string | undefined,
+  numericId: string,
+  method: string,
+): boolean {
+  const decision = checkAccess(deps.telegram.directory, {
+    token,
+    bot: { by: 'numeric-id', numericId },
+    method: undefined,
+  });
+  if (!decision.ok || (request.method !== 'GET' && request.method !== 'POST')) return false;
+  const route = deps.pull.routeFor(decision.client.name, decision.bot.id);
+  const telegram = route ? deps.telegram.client(decision.bot.id) : undefined;
+  if (!route || !telegram) return false;
+  grantAccess(request, {
+    client: decision.client,
+    bot: decision.bot,
+    telegram,
+    method,
+    loggedPath: loggedPath(numericId, method),
+    pull: route,
+  });
+  return true;
+}
+
 function denialAnswer(denial: AccessDenial): DropInAnswer {
   switch (denial.reason) {
     case 'bot-forbidden':
@@ -162,6 +200,7 @@ async function handleMethod(
   const query = rawQuery(request.url);
   if (queryRedirectsMethod(query, access.method))
     return refuse(deps, request, reply, METHOD_PARAMETER);
+  if (access.pull) return answerPull(deps, request, reply, query);
   const paced = isPacedMethod(access.method);
   if (request.method === 'GET') {
     return pacedRelay(deps, request, reply, paced ? queryParams(query) : NO_PARAMS, () =>
@@ -234,6 +273,63 @@ async function handleMethod(
       }),
     source,
   );
+}
+
+/** getUpdates' parameters are few and short; aiogram sends them as multipart. */
+const PULL_PARAMS = ['offset', 'limit', 'timeout', 'allowed_updates', 'drop_pending_updates'];
+const NO_FIELD = ['\0'];
+
+/**
+ * A pull route's getUpdates, deleteWebhook or getWebhookInfo: its parameters from the
+ * query and the body (JSON, form or multipart, the body winning as with Telegram),
+ * answered from the lane.
+ */
+async function answerPull(
+  deps: GatewayRouteDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  query: string,
+): Promise<FastifyReply> {
+  const access = accessOf(request);
+  let params: Record<string, unknown> = queryParams(query);
+  if (request.method === 'POST') {
+    const kind = bodyKind(header(request, 'content-type'));
+    if (kind.kind === 'ambiguous') return refuse(deps, request, reply, AMBIGUOUS_BODY);
+    if (kind.kind === 'multipart') {
+      const peeked = await peekMultipartFields(
+        request.raw,
+        kind.boundary,
+        PULL_PARAMS,
+        NO_FIELD,
+        MAX_BUFFERED_BODY,
+      );
+      if (peeked.failed) return refuse(deps, request, reply, MALFORMED_MULTIPART);
+      peeked.source.resume();
+      params = { ...params, ...peeked.fields };
+    } else {
+      const body = await readLimited(request.raw, MAX_BUFFERED_BODY);
+      if (!body) return refuse(deps, request, reply, TOO_LARGE);
+      if (kind.kind === 'json' || kind.kind === 'form') {
+        const checked =
+          kind.kind === 'json' ? checkJson(body, access.method) : checkForm(body, access.method);
+        if (checked.refusal) return refuse(deps, request, reply, checked.refusal);
+        params = { ...params, ...checked.params };
+      }
+    }
+  }
+  const answer = await deps.pull.answer(
+    access.method,
+    access.pull as NonNullable<typeof access.pull>,
+    access.bot.id,
+    params,
+    callerSignal(reply),
+  );
+  // The caller hung up while its getUpdates waited: nobody reads an answer.
+  if (!answer) return reply;
+  logCall(deps, request, answer.status);
+  if (Buffer.isBuffer(answer.body))
+    return reply.code(answer.status).type('application/json').send(answer.body);
+  return sendAnswer(reply, answer as DropInAnswer);
 }
 
 /** Parameters for pacing when the method is not paced: nothing is read. */

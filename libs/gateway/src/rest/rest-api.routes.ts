@@ -31,6 +31,7 @@ import {
 import { pacedRefusal, type GatewayPacing } from '../pacing/gateway-pacing.service';
 import { restTelegramFailure, retryDelayMs } from '../telegram/telegram-error.mapper';
 import type { GatewayTelegramService } from '../telegram/gateway-telegram.service';
+import type { PullUpdatesService } from '../pull/pull-updates.service';
 import { isPlainObject } from './dto/field.decorators';
 import { runMultipartCall, type EarlyAnswer, type PreparedParams } from '../uploads/multipart-call';
 import { parseForm } from './form-body';
@@ -46,6 +47,7 @@ export const REST_PREFIX = '/api/v1';
 
 export interface GatewayRouteDeps {
   telegram: GatewayTelegramService;
+  pull: PullUpdatesService;
   pacing: GatewayPacing;
   idempotency: IdempotencyStore;
   logger: Logger;

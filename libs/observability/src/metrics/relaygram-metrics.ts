@@ -142,6 +142,43 @@ export class RelaygramMetrics {
     collect: this.collect,
   });
 
+  readonly pullServed = new Counter({
+    name: 'relaygram_pull_served_total',
+    help: 'Updates handed to pull route clients by getUpdates (again until confirmed), by route',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+  });
+
+  readonly pullConfirmed = new Counter({
+    name: 'relaygram_pull_confirmed_total',
+    help: 'Updates of pull routes confirmed by their client (getUpdates offset), by route',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+  });
+
+  readonly pullConflicts = new Counter({
+    name: 'relaygram_pull_conflicts_total',
+    help: 'getUpdates calls of pull routes ended with 409 by a newer call of the same client and bot, by route',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+  });
+
+  readonly pullPending = new Gauge({
+    name: 'relaygram_pull_pending',
+    help: 'Updates of a pull route waiting for its client to take and confirm them',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+    collect: this.collect,
+  });
+
+  readonly pullStale = new Gauge({
+    name: 'relaygram_pull_stale',
+    help: '1 when updates of a pull route wait and its client has not polled for 5 minutes, else 0',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+    collect: this.collect,
+  });
+
   readonly pollerState = new Gauge({
     name: 'relaygram_poller_state',
     help: "1 for the current state of each bot's poller (polling|standby|backoff|conflict|unauthorized|stopped), else 0",

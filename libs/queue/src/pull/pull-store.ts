@@ -252,14 +252,6 @@ export class PullStore {
     await this.ctx.redis.hset(this.ctx.keys.pullRoutes, ...fields);
   }
 
-  /** Ingress names the pull routes it enqueues for, without touching their clocks. */
-  async registerRoutes(routes: readonly string[], now = Date.now()): Promise<void> {
-    if (!routes.length) return;
-    const pipeline = this.ctx.redis.pipeline();
-    for (const route of routes) pipeline.hsetnx(this.ctx.keys.pullRoutes, route, now);
-    await pipeline.exec();
-  }
-
   /**
    * The periodic clean-up (one gateway at a time): entries past max_age go dead as
    * expired whether or not their client polls; the lanes of a pull route that no
