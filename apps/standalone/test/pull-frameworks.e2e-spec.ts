@@ -1,0 +1,281 @@
+import { createRequire } from 'node:module';
+import type { RunningApp } from '@relaygram/observability';
+import { RecordingReceiver, TelegramEmulator, type BotIdentity } from '@relaygram/testing';
+import { Bot } from 'grammy';
+import { Telegraf } from 'telegraf';
+import { request } from 'undici';
+import {
+  bootStandalone,
+  dropPrefix,
+  eventually,
+  uniquePrefix,
+  writeConfig,
+  type CapturedLogs,
+  captureLogs,
+} from './admin-kit';
+
+const SHOP_SECRET = 'pull_frameworks_webhook_secret';
+const TOKENS = {
+  grammy: 'grammy-client-token-0123456789',
+  telegraf: 'telegraf-client-token-0123456789',
+  ntba: 'ntba-client-token-0123456789abc',
+};
+const GROUP = -1001234500;
+const CHATS = [701, 702, 703, 704, 705];
+
+/** The part of node-telegram-bot-api this test uses (the package ships no types). */
+interface NtbaMessage {
+  message_id: number;
+  chat: { id: number };
+}
+interface NtbaBot {
+  on(event: 'message', listener: (message: NtbaMessage) => void): void;
+  on(event: 'callback_query', listener: (query: { id: string }) => void): void;
+  on(event: 'polling_error', listener: (error: Error) => void): void;
+  sendMessage(chatId: number, text: string): Promise<unknown>;
+  stopPolling(options?: { cancel?: boolean }): Promise<void>;
+}
+type NtbaConstructor = new (token: string, options: Record<string, unknown>) => NtbaBot;
+const TelegramBot = createRequire(__filename)('node-telegram-bot-api') as NtbaConstructor;
+
+type Kind = 'order' | 'button' | 'group';
+
+/**
+ * Three long-polling bots written for Telegram, each with only its API root and token
+ * changed, share one bot through pull routes with different rules, while a push route
+ * on the same bot gets its own: the updates come in through the webhook.
+ */
+describe('pull routes: grammY, Telegraf and node-telegram-bot-api unchanged (standalone)', () => {
+  let emulator: TelegramEmulator;
+  let receiver: RecordingReceiver;
+  let shop: BotIdentity;
+  let prefix: string;
+  let config: ReturnType<typeof writeConfig>;
+  let app: RunningApp;
+  let logs: CapturedLogs;
+
+  beforeAll(async () => {
+    emulator = await TelegramEmulator.start();
+    receiver = await RecordingReceiver.start();
+    receiver.respondWith(() => ({ status: 204 }));
+    shop = emulator.addBot({ username: 'shop_pull_bot' });
+    prefix = uniquePrefix('pull-frameworks');
+    config = writeConfig({
+      redis: { url: 'redis://127.0.0.1:6379', prefix },
+      telegram: { api_base: emulator.apiRoot },
+      bots: [
+        {
+          id: 'shop',
+          token_env: 'SHOP_TOKEN',
+          mode: 'webhook',
+          webhook: {
+            url: 'https://relay.example.com/webhooks/telegram/shop',
+            secret_token_env: 'SHOP_SECRET',
+            manage: false,
+          },
+          // The replies are not what is tested here: no flood limits in the way.
+          outbound: { enabled: false },
+        },
+      ],
+      routes: [
+        {
+          name: 'orders',
+          bots: ['shop'],
+          pull: { client: 'grammy' },
+          match: { commands: ['/order'] },
+        },
+        {
+          name: 'buttons',
+          bots: ['shop'],
+          pull: { client: 'telegraf' },
+          match: { update_types: ['callback_query'] },
+        },
+        { name: 'group', bots: ['shop'], pull: { client: 'ntba' }, match: { chat_ids: [GROUP] } },
+        {
+          name: 'archive',
+          bots: ['shop'],
+          target_url: `${receiver.url}/archive`,
+          match: { update_types: ['message'] },
+        },
+      ],
+      clients: [
+        { name: 'grammy', token_env: 'GRAMMY_TOKEN', bots: ['shop'] },
+        { name: 'telegraf', token_env: 'TELEGRAF_TOKEN', bots: ['shop'] },
+        { name: 'ntba', token_env: 'NTBA_TOKEN', bots: ['shop'] },
+      ],
+    });
+    logs = captureLogs();
+    app = await bootStandalone(
+      config.path,
+      {
+        SHOP_TOKEN: shop.token,
+        SHOP_SECRET,
+        GRAMMY_TOKEN: TOKENS.grammy,
+        TELEGRAF_TOKEN: TOKENS.telegraf,
+        NTBA_TOKEN: TOKENS.ntba,
+      },
+      logs,
+    );
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await receiver?.stop();
+    await emulator?.stop();
+    await dropPrefix(prefix);
+    config?.cleanup();
+  });
+
+  function update(updateId: number, kind: Kind): Record<string, unknown> {
+    const chatId = CHATS[updateId % CHATS.length] as number;
+    const from = { id: chatId, is_bot: false, first_name: 'Ann' };
+    const date = Math.floor(Date.now() / 1000);
+    switch (kind) {
+      case 'order':
+        return {
+          update_id: updateId,
+          message: {
+            message_id: updateId,
+            date,
+            from,
+            chat: { id: chatId, type: 'private', first_name: 'Ann' },
+            text: `/order ${updateId}`,
+            entities: [{ type: 'bot_command', offset: 0, length: 6 }],
+          },
+        };
+      case 'button':
+        return {
+          update_id: updateId,
+          callback_query: {
+            id: String(updateId),
+            from,
+            chat_instance: '42',
+            data: `pick:${updateId}`,
+            message: {
+              message_id: 1,
+              date,
+              chat: { id: chatId, type: 'private', first_name: 'Ann' },
+              text: 'pick one',
+            },
+          },
+        };
+      case 'group':
+        return {
+          update_id: updateId,
+          message: {
+            message_id: updateId,
+            date,
+            from,
+            chat: { id: GROUP, type: 'supergroup', title: 'Shop group' },
+            text: `hello ${updateId}`,
+          },
+        };
+    }
+  }
+
+  async function webhook(body: Record<string, unknown>): Promise<void> {
+    const res = await request(`${app.url}/webhooks/telegram/shop`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-telegram-bot-api-secret-token': SHOP_SECRET,
+      },
+      body: JSON.stringify(body),
+    });
+    await res.body.dump();
+    expect(res.statusCode).toBeLessThan(300);
+  }
+
+  it('each receives exactly its route’s updates in acceptance order and replies through the drop-in', async () => {
+    const errors: unknown[] = [];
+    const seen = { grammy: [] as number[], telegraf: [] as number[], ntba: [] as number[] };
+
+    const grammy = new Bot(`${shop.id}:${TOKENS.grammy}`, { client: { apiRoot: app.url } });
+    grammy.use(async (ctx) => {
+      seen.grammy.push(ctx.update.update_id);
+      if (ctx.chat) await ctx.reply(`grammy ${ctx.update.update_id}`);
+    });
+    grammy.catch((error) => errors.push(error));
+
+    const telegraf = new Telegraf(`${shop.id}:${TOKENS.telegraf}`, {
+      telegram: { apiRoot: app.url },
+    });
+    telegraf.use(async (ctx) => {
+      seen.telegraf.push(ctx.update.update_id);
+      if (ctx.chat) await ctx.reply(`telegraf ${ctx.update.update_id}`);
+    });
+    telegraf.catch((error) => void errors.push(error));
+
+    const ntba = new TelegramBot(`${shop.id}:${TOKENS.ntba}`, {
+      baseApiUrl: app.url,
+      polling: { interval: 50, params: { timeout: 10 } },
+    });
+    // The updates' message ids and callback query ids are their update ids.
+    ntba.on('message', (message) => {
+      seen.ntba.push(message.message_id);
+      ntba
+        .sendMessage(message.chat.id, `ntba ${message.message_id}`)
+        .catch((error: unknown) => errors.push(error));
+    });
+    ntba.on('callback_query', (query) => seen.ntba.push(Number(query.id)));
+    ntba.on('polling_error', (error) => errors.push(error));
+
+    const grammyStopped = grammy.start({ timeout: 30 });
+    const telegrafStopped = telegraf.launch();
+    try {
+      const expected = { grammy: [] as number[], telegraf: [] as number[], ntba: [] as number[] };
+      const archived: number[] = [];
+      const kinds: Kind[] = ['order', 'button', 'group'];
+      for (let i = 0; i < 60; i++) {
+        const updateId = 9000 + i;
+        // Not round-robin, so that no route's share follows from the others'.
+        const kind = kinds[(i * 7 + Math.floor(i / 5)) % 3] as Kind;
+        await webhook(update(updateId, kind));
+        if (kind === 'order') expected.grammy.push(updateId);
+        if (kind === 'button') expected.telegraf.push(updateId);
+        if (kind === 'group') expected.ntba.push(updateId);
+        if (kind !== 'button') archived.push(updateId);
+      }
+
+      await eventually(
+        'every framework has its updates and the push route its own',
+        () =>
+          seen.grammy.length >= expected.grammy.length &&
+          seen.telegraf.length >= expected.telegraf.length &&
+          seen.ntba.length >= expected.ntba.length &&
+          receiver.deliveries.filter((d) => d.path === '/archive').length >= archived.length
+            ? true
+            : undefined,
+        30_000,
+      );
+      expect(errors).toEqual([]);
+      expect(seen).toEqual(expected);
+      const pushed = receiver.deliveries
+        .filter((d) => d.path === '/archive')
+        .map((d) => (d.json as { update_id: number }).update_id);
+      expect(pushed.sort((a, b) => a - b)).toEqual(archived);
+
+      const replies = () =>
+        emulator
+          .sent(shop.id, { method: 'sendMessage' })
+          .map((call) => String(call.params['text']));
+      const wanted = [
+        ...expected.grammy.map((id) => `grammy ${id}`),
+        ...expected.telegraf.map((id) => `telegraf ${id}`),
+        ...expected.ntba.map((id) => `ntba ${id}`),
+      ].sort();
+      await eventually('every reply reached Telegram', () =>
+        replies().length >= wanted.length ? true : undefined,
+      );
+      expect(replies().sort()).toEqual(wanted);
+      // The real bot's update stream was never touched.
+      for (const method of ['getUpdates', 'deleteWebhook', 'setWebhook'])
+        expect(emulator.calls(shop.id, { method })).toEqual([]);
+    } finally {
+      await ntba.stopPolling({ cancel: true });
+      telegraf.stop('test over');
+      await grammy.stop();
+      await Promise.all([grammyStopped, telegrafStopped]);
+    }
+  });
+});
