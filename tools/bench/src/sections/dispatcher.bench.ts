@@ -109,9 +109,9 @@ export async function dispatcherBench(ctx: BenchContext): Promise<void> {
       }),
     );
   };
-  compare('none', `none, concurrency ${CONCURRENCY}`, 'B2-50', 0.7);
-  compare('chat', `chat, ${CHATS.toLocaleString('en-US')} chats`, 'B2-50', 0.5);
-  compare('strict', 'strict, one lane', 'B2-1', 0.8);
+  compare('none', `none, concurrency ${CONCURRENCY}`, 'B2-50', 1.0);
+  compare('chat', `chat, ${CHATS.toLocaleString('en-US')} chats`, 'B2-50', 1.0);
+  compare('strict', 'strict, one lane', 'B2-1', 0.9);
   for (const [name, base] of [
     ['none', 'B2-50'],
     ['chat', 'B2-50'],
