@@ -9,3 +9,4 @@ export * from './bootstrap/run-app';
 export { isManagementOnlyPath, MANAGEMENT_ONLY_PREFIXES } from './bootstrap/management-listener';
 export * from './bootstrap/core.module';
 export { withTimeout, TimeoutError } from './timeout';
+export * from './health/pull-route-view';

@@ -15,6 +15,15 @@ interface BotRow {
   queue?: unknown;
   dead?: unknown;
   problem?: unknown;
+  pull_routes?: PullRouteRow[];
+}
+
+interface PullRouteRow {
+  route?: unknown;
+  client?: unknown;
+  pending?: unknown;
+  last_polled_at?: unknown;
+  stale?: unknown;
 }
 
 interface Healthz {
@@ -36,7 +45,7 @@ export function registerStatusCommand(program: Command): void {
     .command('status')
     .helpGroup('Running install:')
     .description(
-      "show a running install's health (its /healthz): each bot's mode, poller, health, queue and dead letters",
+      "show a running install's health (its /healthz): each bot's mode, poller, health, queue and dead letters, and each pull route's pending updates and last poll",
     )
     .option(
       '--url <url>',
@@ -48,7 +57,7 @@ export function registerStatusCommand(program: Command): void {
     .option('--timeout <ms>', 'give up after this many milliseconds', parseTimeout, 5000)
     .addHelpText(
       'after',
-      '\nExit status: 0 ok, 1 degraded (a bot unhealthy, or Redis not answering), 2 not reachable.\n',
+      '\nExit status: 0 ok, 1 degraded (a bot unhealthy, a pull route stale, or Redis not answering), 2 not reachable.\n',
     )
     .action(async (options: StatusOptions) => {
       process.exitCode = await status(options);
@@ -128,22 +137,49 @@ function render(url: URL, code: number, body: Healthz): string {
     lines.push('no bots configured');
     return lines.join('\n');
   }
-  const header = ['BOT', 'MODE', 'POLLING', 'HEALTHY', 'QUEUE', 'DEAD', 'PROBLEM'];
-  const rows = bots.map((bot) => [
-    text(bot.id),
-    text(bot.mode),
-    text(bot.polling),
-    text(bot.healthy),
-    text(bot.queue),
-    text(bot.dead),
-    bot.problem === undefined ? '' : text(bot.problem),
-  ]);
+  lines.push(
+    ...table(
+      ['BOT', 'MODE', 'POLLING', 'HEALTHY', 'QUEUE', 'DEAD', 'PROBLEM'],
+      bots.map((bot) => [
+        text(bot.id),
+        text(bot.mode),
+        text(bot.polling),
+        text(bot.healthy),
+        text(bot.queue),
+        text(bot.dead),
+        bot.problem === undefined ? '' : text(bot.problem),
+      ]),
+    ),
+  );
+  const pulls = bots.flatMap((bot) =>
+    Array.isArray(bot.pull_routes) ? bot.pull_routes.map((route) => ({ bot, route })) : [],
+  );
+  if (pulls.length) {
+    lines.push(
+      '',
+      ...table(
+        ['PULL ROUTE', 'BOT', 'CLIENT', 'PENDING', 'LAST POLL', 'STALE'],
+        pulls.map(({ bot, route }) => [
+          text(route.route),
+          text(bot.id),
+          text(route.client),
+          text(route.pending),
+          route.last_polled_at === null ? 'never' : text(route.last_polled_at),
+          text(route.stale),
+        ]),
+      ),
+    );
+  }
+  return lines.join('\n');
+}
+
+/** Columns padded to their widest cell; the last one is left as it is. */
+function table(header: string[], rows: string[][]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const format = (cells: string[]) =>
     cells
       .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i])))
       .join('  ')
       .trimEnd();
-  lines.push(format(header), ...rows.map(format));
-  return lines.join('\n');
+  return [format(header), ...rows.map(format)];
 }

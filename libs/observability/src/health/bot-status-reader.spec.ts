@@ -1,13 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { ConfigService, type RelaygramConfig, type RuntimeEnv } from '@relaygram/config';
-import { createRedis, queueContext, waitForRedis, type QueueContext } from '@relaygram/queue';
+import {
+  createRedis,
+  DrainScheduler,
+  newDeliveryId,
+  PullStore,
+  pullLaneId,
+  queueContext,
+  UpdateEnqueuer,
+  waitForRedis,
+  type QueueContext,
+} from '@relaygram/queue';
 import { BotStatusReader } from './bot-status-reader';
 import { HealthRegistry } from './health-registry';
 
 const HOOK = 'https://relay.example.com/webhooks/telegram/shop';
 
-function configWith(bots: object[]): ConfigService {
-  const config = { bots, routes: [], clients: [], warnings: [], source: 'test' };
+function configWith(bots: object[], pullRoutes: object[] = []): ConfigService {
+  const config = { bots, routes: [], pullRoutes, clients: [], warnings: [], source: 'test' };
   return new ConfigService(config as unknown as RelaygramConfig, {} as RuntimeEnv, 'dispatcher');
 }
 
@@ -120,5 +130,77 @@ describe('BotStatusReader', () => {
     const reader = new BotStatusReader(new HealthRegistry(), configWith(bots), ctx);
     const [sol] = await reader.read({ redis: false });
     expect(sol).toMatchObject({ queue: null, dead: null, state: 'unknown' });
+  });
+
+  it("shows each pull route's pending count and last poll; a stale one makes its bot unhealthy", async () => {
+    const routes = [
+      { name: 'support', bots: ['sol'], pull: { client: 'support-bot' }, maxAgeMs: 3600_000 },
+      { name: 'laptop', bots: ['sol'], pull: { client: 'dev' }, maxAgeMs: 3600_000 },
+    ];
+    // The poller state an earlier test wrote would add its own problem.
+    await ctx.redis.del(
+      ctx.keys.botState('sol'),
+      ctx.keys.botState('shop'),
+      ctx.keys.pollerLease('sol'),
+    );
+    const scheduler = new DrainScheduler(ctx);
+    try {
+      const enqueuer = new UpdateEnqueuer(ctx, scheduler);
+      for (const [updateId, route] of [
+        [1, 'support'],
+        [2, 'support'],
+        [3, 'laptop'],
+      ] as const) {
+        await enqueuer.enqueue({
+          bot: 'sol',
+          updateId,
+          body: Buffer.from(`{"update_id":${updateId},"message":{"chat":{"id":1}}}`),
+          deliveries: [
+            { route, lane: pullLaneId(route, 'sol'), deliveryId: newDeliveryId(), pull: true },
+          ],
+        });
+      }
+      const polledAt = Date.now() - 6 * 60_000;
+      await new PullStore(ctx).take({
+        route: 'support',
+        bot: 'sol',
+        token: 'call-1',
+        mode: 'claim',
+        limit: 1,
+        waits: false,
+        maxAgeMs: 3600_000,
+        now: polledAt,
+      });
+      await new PullStore(ctx).take({
+        route: 'laptop',
+        bot: 'sol',
+        token: 'call-2',
+        mode: 'claim',
+        limit: 1,
+        waits: false,
+        maxAgeMs: 3600_000,
+      });
+      const reader = new BotStatusReader(new HealthRegistry(), configWith(bots, routes), ctx);
+      const [sol, shop] = await reader.read({ redis: true });
+      expect(sol).toMatchObject({
+        healthy: false,
+        problem:
+          'pull route support: client support-bot has not polled for 5 minutes while 2 updates wait',
+        pull_routes: [
+          {
+            route: 'support',
+            client: 'support-bot',
+            pending: 2,
+            last_polled_at: new Date(polledAt).toISOString(),
+            stale: true,
+          },
+          { route: 'laptop', client: 'dev', pending: 1, stale: false },
+        ],
+      });
+      expect(shop).not.toHaveProperty('pull_routes');
+      expect(shop?.healthy).toBe(true);
+    } finally {
+      await scheduler.close();
+    }
   });
 });

@@ -1,9 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ConfigService, type BotConfig } from '@relaygram/config';
-import { QUEUE_CONTEXT, readBotStats, type BotStats, type QueueContext } from '@relaygram/queue';
+import { ConfigService, pullRoutesOf, type BotConfig } from '@relaygram/config';
+import {
+  PullStore,
+  QUEUE_CONTEXT,
+  readBotStats,
+  type BotStats,
+  type PullLaneStatus,
+  type QueueContext,
+} from '@relaygram/queue';
 import { displayUrl } from '../logging/logger';
 import { withTimeout } from '../timeout';
 import { HealthRegistry, mergeBotHealth, type BotHealth } from './health-registry';
+import { pullRouteView, stalePullProblem, type PullRouteView } from './pull-route-view';
 import { readSharedBotStates } from './shared-bot-state';
 import { webhookProblem } from './webhook-drift';
 
@@ -22,6 +30,8 @@ export interface BotStatus {
   problem?: string;
   /** Webhook bots: `expected_url` (the config) and Telegram's getWebhookInfo as last read. */
   webhook?: Record<string, unknown>;
+  /** Bots with pull routes: each route's pending count, last poll and staleness. */
+  pull_routes?: PullRouteView[];
   [extra: string]: unknown;
 }
 
@@ -36,15 +46,20 @@ const CORE_FIELDS = new Set(['id', 'mode', 'polling', 'healthy', 'queue', 'dead'
  * A bot nobody reported on is listed healthy with `state: "unknown"`: a dispatcher
  * alone cannot see pollers, and listing every bot as degraded there would page
  * operators for nothing. A webhook whose getWebhookInfo shows drift (another URL, a
- * recent error with updates pending) is unhealthy whoever reported it.
+ * recent error with updates pending) is unhealthy whoever reported it, and so is a bot
+ * with a stale pull route (its client gone while updates wait): degraded, not down.
  */
 @Injectable()
 export class BotStatusReader {
+  private readonly pull: PullStore;
+
   constructor(
     private readonly registry: HealthRegistry,
     private readonly config: ConfigService,
     @Inject(QUEUE_CONTEXT) private readonly ctx: QueueContext,
-  ) {}
+  ) {
+    this.pull = new PullStore(ctx);
+  }
 
   async read(options: { redis: boolean }): Promise<BotStatus[]> {
     const bots = this.config.config.bots;
@@ -53,7 +68,7 @@ export class BotStatusReader {
       const known = reported.get(report.id);
       reported.set(report.id, known ? mergeBotHealth(known, report) : report);
     };
-    const [own, shared, stats] = await Promise.all([
+    const [own, shared, stats, pulls] = await Promise.all([
       this.registry.bots(),
       options.redis && !this.registry.hasBotHealthSource('ingress')
         ? withTimeout(
@@ -69,10 +84,41 @@ export class BotStatusReader {
           ).catch(() => [] as BotHealth[])
         : Promise.resolve([] as BotHealth[]),
       options.redis ? this.readStats(bots) : Promise.resolve(new Map<string, BotStats>()),
+      options.redis ? this.readPullLanes() : Promise.resolve([] as PullLaneStatus[]),
     ]);
     shared.forEach(add);
     own.forEach(add);
-    return bots.map((bot) => this.status(bot, reported.get(bot.id), stats.get(bot.id)));
+    const now = Date.now();
+    return bots.map((bot) => {
+      const status = this.status(bot, reported.get(bot.id), stats.get(bot.id));
+      this.addPullRoutes(status, pulls, now);
+      return status;
+    });
+  }
+
+  private readPullLanes(): Promise<PullLaneStatus[]> {
+    const routes = pullRoutesOf(this.config.config);
+    if (!routes.length) return Promise.resolve([]);
+    return withTimeout(this.pull.status(routes), REDIS_READ_TIMEOUT_MS).catch(
+      () => [] as PullLaneStatus[],
+    );
+  }
+
+  private addPullRoutes(status: BotStatus, lanes: readonly PullLaneStatus[], now: number): void {
+    const routes = pullRoutesOf(this.config.config).filter((r) => r.bots.includes(status.id));
+    if (!routes.length) return;
+    const views = routes.map((route) =>
+      pullRouteView(
+        route,
+        lanes.find((lane) => lane.route === route.name && lane.bot === status.id),
+        now,
+      ),
+    );
+    status.pull_routes = views;
+    const problems = views.filter((view) => view.stale).map(stalePullProblem);
+    if (!problems.length) return;
+    status.healthy = false;
+    status.problem = [status.problem, ...problems].filter(Boolean).join('; ');
   }
 
   private async readStats(bots: readonly BotConfig[]): Promise<Map<string, BotStats>> {

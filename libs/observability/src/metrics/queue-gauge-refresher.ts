@@ -10,8 +10,9 @@ import { BotStatusReader } from '../health/bot-status-reader';
 import { RelaygramMetrics } from './relaygram-metrics';
 
 /**
- * Fills the queue depth, lane and dead-letter gauges of every configured route, and the
- * health gauge of every bot, from Redis at each scrape. The values are shared by all
+ * Fills the queue depth, lane and dead-letter gauges of every configured route, the
+ * pending and stale gauges of every pull route, and the health gauge of every bot, from
+ * Redis at each scrape. The values are shared by all
  * replicas, so every app's /metrics shows the same numbers: aggregate them with max,
  * not sum. Routes and bots no longer configured disappear from the gauges.
  */
@@ -38,13 +39,24 @@ export class QueueGaugeRefresher implements OnApplicationBootstrap, OnModuleDest
       Promise.all(routes.map((route) => readRouteStats(this.ctx, route))),
       this.bots.read({ redis: true }),
     ]);
-    const { queueDepth, lanes, deadLetters, botHealthy } = this.metrics;
-    for (const gauge of [queueDepth, lanes, deadLetters, botHealthy]) gauge.reset();
+    const { queueDepth, lanes, deadLetters, botHealthy, pullPending, pullStale } = this.metrics;
+    for (const gauge of [queueDepth, lanes, deadLetters, botHealthy, pullPending, pullStale])
+      gauge.reset();
     routes.forEach((route, i) => {
       queueDepth.labels(route).set(stats[i].queued);
       lanes.labels(route).set(stats[i].lanes);
       deadLetters.labels(route).set(stats[i].dead);
     });
     for (const bot of bots) botHealthy.labels(bot.id).set(bot.healthy ? 1 : 0);
+    // A pull route of several bots: its pending summed, stale when any of its lanes is.
+    const pending = new Map<string, number>();
+    const stale = new Map<string, number>();
+    for (const view of bots.flatMap((bot) => bot.pull_routes ?? [])) {
+      if (view.pending === null) continue;
+      pending.set(view.route, (pending.get(view.route) ?? 0) + view.pending);
+      stale.set(view.route, Math.max(stale.get(view.route) ?? 0, view.stale ? 1 : 0));
+    }
+    for (const [route, n] of pending) pullPending.labels(route).set(n);
+    for (const [route, n] of stale) pullStale.labels(route).set(n);
   }
 }
