@@ -9,6 +9,7 @@ import {
   type BotIdentity,
 } from '@relaygram/testing';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { request } from 'undici';
 import {
   bootStandalone,
   dropPrefix,
@@ -20,6 +21,7 @@ import {
 
 const SCREENSHOTS = join(__dirname, 'screenshots');
 const ADMIN_TOKEN = 'page-test-admin-token-0123456789';
+const LAPTOP_TOKEN = 'page-test-laptop-client-token-0123';
 // Run in the page (this file is compiled without the DOM types).
 const STORED_TOKEN = "sessionStorage.getItem('relaygram-admin-token')";
 const SIDEWAYS_OVERFLOW =
@@ -88,10 +90,22 @@ describeWithChromium('admin page in a browser (standalone)', (chromiumPath) => {
       redis: { url: 'redis://127.0.0.1:6379', prefix },
       telegram: { api_base: emulator.apiRoot },
       bots: [{ id: 'sol', token_env: 'SOL_TOKEN', mode: 'polling' }],
-      routes: [{ name: 'site', bots: ['sol'], target_url: `${receiver.url}/site` }],
-      clients: [],
+      routes: [
+        { name: 'site', bots: ['sol'], target_url: `${receiver.url}/site` },
+        {
+          name: 'laptop',
+          bots: ['sol'],
+          pull: { client: 'laptop' },
+          match: { commands: ['/dev'] },
+        },
+      ],
+      clients: [{ name: 'laptop', token_env: 'LAPTOP_TOKEN', bots: ['sol'] }],
     });
-    app = await bootStandalone(config.path, { ADMIN_TOKEN, SOL_TOKEN: sol.token });
+    app = await bootStandalone(config.path, {
+      ADMIN_TOKEN,
+      SOL_TOKEN: sol.token,
+      LAPTOP_TOKEN,
+    });
   });
 
   afterAll(async () => {
@@ -183,6 +197,41 @@ describeWithChromium('admin page in a browser (standalone)', (chromiumPath) => {
     expect(gone.status).toBe(404);
     await page.close();
   });
+
+  it("shows a bot's pull routes with their pending updates and last poll", async () => {
+    const page = await openPage({ width: 1024, height: 768 });
+    await signIn(page, ADMIN_TOKEN);
+    const route = '#bots .bot[data-id="sol"] .pull-routes li[data-route="laptop"]';
+    await page.waitForSelector(route);
+    expect(await page.textContent(route)).toBe(
+      'laptop (client laptop): 0 pending, last polled never ok',
+    );
+
+    emulator.message(sol.token, { chatId: 44, text: '/dev wait for me' });
+    await eventually('the update to wait in the pull lane', async () => {
+      const { body } = await getJson(`${app.adminUrl}/admin/api/bots/sol`, {
+        authorization: `Bearer ${ADMIN_TOKEN}`,
+      });
+      const [laptop] = body.pull_routes as { pending: number }[];
+      return laptop.pending === 1 ? true : undefined;
+    });
+    // A client that never polled while an update waits: stale.
+    await page.click('#tab-routes');
+    await page.click('#tab-bots');
+    await page.waitForSelector(`${route} .badge.bad`);
+    expect(await page.textContent('#bots .bot[data-id="sol"]')).toContain('unhealthy');
+
+    const polled = await request(`${app.url}/bot${sol.id}:${LAPTOP_TOKEN}/getUpdates`);
+    await polled.body.dump();
+    await page.click('#tab-routes');
+    await page.click('#tab-bots');
+    await page.waitForSelector(`${route} .badge.ok`);
+    expect(await page.textContent(route)).toMatch(
+      /^laptop \(client laptop\): 1 pending, last polled \S/,
+    );
+    await page.screenshot({ path: join(SCREENSHOTS, 'admin-pull-routes.png'), fullPage: true });
+    await page.close();
+  }, 90_000);
 
   it('ran without a script error or a blocked resource', () => {
     expect(pageErrors).toEqual([]);

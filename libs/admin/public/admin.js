@@ -205,6 +205,7 @@
         ['offset', bot.poller ? bot.poller.offset : null],
       ]),
       bot.outbound ? outboundSection(bot.outbound) : null,
+      bot.pull_routes && bot.pull_routes.length ? pullSection(bot.pull_routes) : null,
     );
     var actions = el(
       'div',
@@ -286,6 +287,29 @@
       section.appendChild(list);
     }
     return section;
+  }
+
+  // Long-polling bots behind pull routes: what waits for them, and whether they still poll.
+  function pullSection(routes) {
+    var list = el('ul', { class: 'paused-chats' });
+    routes.forEach(function (route) {
+      list.appendChild(
+        el(
+          'li',
+          { 'data-route': route.route },
+          route.route +
+            ' (client ' +
+            route.client +
+            '): ' +
+            (route.pending === null ? '?' : route.pending) +
+            ' pending, last polled ' +
+            (route.last_polled_at ? when(route.last_polled_at) : 'never') +
+            ' ',
+          badge(!route.stale, 'ok', 'stale'),
+        ),
+      );
+    });
+    return el('section', { class: 'outbound pull-routes' }, el('h4', null, 'Pull routes'), list);
   }
 
   function webhookCall(method, id, out) {
