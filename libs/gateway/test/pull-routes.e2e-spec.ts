@@ -320,6 +320,32 @@ describe('pull routes: getUpdates on the drop-in', () => {
     expect(await res.body.text()).toBe(`{"ok":true,"result":[${update.toString()}]}`);
   });
 
+  it('counts updates served and confirmed and the calls ended with 409, by route', async () => {
+    const metric = async (name: string) => {
+      const text = await (await request(`${h.running.adminUrl}/metrics`)).body.text();
+      const line = text
+        .split('\n')
+        .find((l) => l.startsWith(`${name}{`) && l.includes('route="laptop"'));
+      return line === undefined ? 0 : Number(line.split(' ').at(-1));
+    };
+    const [served, confirmed, conflicts] = await Promise.all([
+      metric('relaygram_pull_served_total'),
+      metric('relaygram_pull_confirmed_total'),
+      metric('relaygram_pull_conflicts_total'),
+    ]);
+    await accept();
+    await accept();
+    const [, last] = ids(await call('getUpdates'));
+    expect(ids(await call('getUpdates', { offset: last }))).toEqual([last]);
+    const waiting = call('getUpdates', { timeout: 20, offset: last + 1 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await call('getUpdates');
+    expect((await waiting).status).toBe(409);
+    expect(await metric('relaygram_pull_served_total')).toBe(served + 3);
+    expect(await metric('relaygram_pull_confirmed_total')).toBe(confirmed + 2);
+    expect(await metric('relaygram_pull_conflicts_total')).toBe(conflicts + 1);
+  });
+
   it('holds no Redis connection per waiting call: a fixed few per process', async () => {
     const connections = async () =>
       String(await redis.client('LIST'))
