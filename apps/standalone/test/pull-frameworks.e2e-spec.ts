@@ -1,6 +1,13 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import type { RunningApp } from '@relaygram/observability';
-import { RecordingReceiver, TelegramEmulator, type BotIdentity } from '@relaygram/testing';
+import {
+  killHard,
+  RecordingReceiver,
+  TelegramEmulator,
+  trackChild,
+  type BotIdentity,
+} from '@relaygram/testing';
 import { Bot } from 'grammy';
 import { Telegraf } from 'telegraf';
 import { request } from 'undici';
@@ -39,6 +46,45 @@ type NtbaConstructor = new (token: string, options: Record<string, unknown>) => 
 const TelegramBot = createRequire(__filename)('node-telegram-bot-api') as NtbaConstructor;
 
 type Kind = 'order' | 'button' | 'group';
+
+/**
+ * A grammY bot in a process of its own: prints each update id it handles, and with
+ * KILL_AFTER kills itself (SIGKILL) right after handling that many, mid-batch.
+ */
+const POLLING_BOT = `
+const { Bot } = require('grammy');
+const bot = new Bot(process.env.TOKEN, { client: { apiRoot: process.env.API_ROOT } });
+const killAfter = Number(process.env.KILL_AFTER || 0);
+let handled = 0;
+bot.use(async (ctx) => {
+  process.stdout.write(ctx.update.update_id + '\\n');
+  if (++handled === killAfter) process.kill(process.pid, 'SIGKILL');
+});
+bot.catch((error) => process.stderr.write(String(error) + '\\n'));
+void bot.start({ timeout: 5 });
+`;
+
+interface BotProcess {
+  child: ChildProcess;
+  handled: number[];
+}
+
+function startPollingBot(env: Record<string, string>): BotProcess {
+  const child = spawn(process.execPath, ['-e', POLLING_BOT], {
+    cwd: process.cwd(),
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  trackChild(child, 'grammy-bot');
+  const handled: number[] = [];
+  let rest = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    const lines = (rest + chunk.toString()).split('\n');
+    rest = lines.pop() ?? '';
+    handled.push(...lines.map(Number));
+  });
+  return { child, handled };
+}
 
 /**
  * Three long-polling bots written for Telegram, each with only its API root and token
@@ -278,4 +324,37 @@ describe('pull routes: grammY, Telegraf and node-telegram-bot-api unchanged (sta
       await Promise.all([grammyStopped, telegrafStopped]);
     }
   });
+
+  it('a polling bot killed mid-batch loses nothing: a new process gets what was not confirmed', async () => {
+    const sent: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const updateId = 9500 + i;
+      await webhook(update(updateId, 'order'));
+      sent.push(updateId);
+    }
+    const env = { TOKEN: `${shop.id}:${TOKENS.grammy}`, API_ROOT: app.url };
+    const first = startPollingBot({ ...env, KILL_AFTER: '10' });
+    await new Promise<void>((resolve) => first.child.once('exit', () => resolve()));
+    expect(first.child.signalCode).toBe('SIGKILL');
+    expect(first.handled).toEqual(sent.slice(0, 10));
+
+    // More arrive while no bot runs.
+    for (let i = 30; i < 35; i++) {
+      const updateId = 9500 + i;
+      await webhook(update(updateId, 'order'));
+      sent.push(updateId);
+    }
+    const second = startPollingBot(env);
+    try {
+      await eventually(
+        'the new process to get every update',
+        () => (second.handled.length >= sent.length ? true : undefined),
+        30_000,
+      );
+      // The killed batch was never confirmed: all of it comes again, then the rest.
+      expect(second.handled).toEqual(sent);
+    } finally {
+      await killHard(second.child);
+    }
+  }, 90_000);
 });
