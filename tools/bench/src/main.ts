@@ -18,6 +18,7 @@ import { dispatcherBench } from './sections/dispatcher.bench';
 import { endToEndBench } from './sections/end-to-end.bench';
 import { gatewayBench } from './sections/gateway.bench';
 import { memoryBench } from './sections/memory.bench';
+import { pullBench } from './sections/pull.bench';
 import {
   installExitHandlers,
   onInterrupt,
@@ -117,6 +118,7 @@ const SECTION_RUNNERS: Record<SectionName, (ctx: BenchContext) => Promise<void>>
   e2e: endToEndBench,
   gateway: gatewayBench,
   memory: memoryBench,
+  pull: pullBench,
 };
 
 async function main(): Promise<void> {

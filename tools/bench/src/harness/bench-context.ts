@@ -11,7 +11,7 @@ export interface BenchOptions {
   launch: LaunchOptions;
 }
 
-export const SECTIONS = ['ingress', 'dispatcher', 'e2e', 'gateway', 'memory'] as const;
+export const SECTIONS = ['ingress', 'dispatcher', 'e2e', 'gateway', 'memory', 'pull'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 /** What every section gets: the options, the shared Redis, the emulator, and where rows go. */

@@ -4,6 +4,7 @@ import {
   DrainScheduler,
   UpdateEnqueuer,
   newDeliveryId,
+  pullLaneId,
   queueContext,
   type RelaygramRedis,
 } from '@relaygram/queue';
@@ -39,7 +40,8 @@ export async function pausedDeliveryQueue(
 
 /**
  * `count` updates enqueued for one route exactly as ingress does it (UpdateEnqueuer,
- * lanes from the routing lib), drain jobs included. Returns the update bytes written.
+ * lanes from the routing lib), drain jobs included; for a pull route (`pull`), its one
+ * pull lane, where getUpdates takes them. Returns the update bytes written.
  */
 export async function prefillLanes(
   client: RelaygramRedis,
@@ -50,6 +52,7 @@ export async function prefillLanes(
     ordering: 'chat' | 'strict' | 'none';
     stream: UpdateStream;
     count: number;
+    pull?: boolean;
   },
 ): Promise<number> {
   const ctx = queueContext(client, prefix);
@@ -65,16 +68,16 @@ export async function prefillLanes(
       bytes += Buffer.byteLength(json);
       const update = JSON.parse(json) as Update;
       const deliveryId = newDeliveryId();
-      const lane = laneId(
-        options.route,
-        options.bot,
-        laneKeyFor(options.ordering, update, deliveryId),
-      );
+      const lane = options.pull
+        ? pullLaneId(options.route, options.bot)
+        : laneId(options.route, options.bot, laneKeyFor(options.ordering, update, deliveryId));
       const result = await enqueuer.enqueue({
         bot: options.bot,
         updateId,
         body: Buffer.from(json),
-        deliveries: [{ route: options.route, lane, deliveryId }],
+        deliveries: [
+          { route: options.route, lane, deliveryId, ...(options.pull ? { pull: true } : {}) },
+        ],
       });
       if (result.status !== 'queued') throw new Error(`update ${updateId} was ${result.status}`);
     });

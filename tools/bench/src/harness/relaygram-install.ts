@@ -36,6 +36,12 @@ export interface RouteSpec {
   concurrency?: number;
 }
 
+/** A pull route: its client's drop-in getUpdates takes its updates. */
+export interface PullRouteSpec {
+  name: string;
+  pullClient: string;
+}
+
 export interface ClientSpec {
   name: string;
   token: string;
@@ -98,7 +104,7 @@ export class RelaygramInstall {
     readonly redisUrl: string,
     readonly apiBase: string,
     readonly bot: BotSpec,
-    routes: readonly RouteSpec[],
+    routes: readonly (RouteSpec | PullRouteSpec)[],
     clients: readonly ClientSpec[] = [],
   ) {
     this.env[envName(bot.id, 'TOKEN')] = bot.token;
@@ -122,6 +128,8 @@ export class RelaygramInstall {
         },
       ],
       routes: routes.map((route) => {
+        if ('pullClient' in route)
+          return { name: route.name, bots: [bot.id], pull: { client: route.pullClient } };
         // Deliveries are signed, as in any real install (an unsigned route is a warning).
         const signing = envName(route.name, 'SIGNING_SECRET');
         this.env[signing] = secret();
