@@ -323,7 +323,7 @@ describe('pull routes: grammY, Telegraf and node-telegram-bot-api unchanged (sta
       await grammy.stop();
       await Promise.all([grammyStopped, telegrafStopped]);
     }
-  });
+  }, 90_000);
 
   it('a polling bot killed mid-batch loses nothing: a new process gets what was not confirmed', async () => {
     const sent: number[] = [];

@@ -41,6 +41,7 @@ export {
   stopProcess,
   trackChild,
 } from './process/child-processes';
+export { tcpConnectionsTo } from './process/tcp-connections';
 export {
   describeWithChromium,
   findChromium,

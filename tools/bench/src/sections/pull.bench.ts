@@ -1,6 +1,7 @@
 import { Agent, request } from 'undici';
 import { sleep, type BenchContext } from '../harness/bench-context';
-import { CpuWindow, RssSampler, rssBytes, tcpConnectionsTo } from '../harness/proc-stats';
+import { tcpConnectionsTo } from '@relaygram/testing';
+import { CpuWindow, RssSampler, rssBytes } from '../harness/proc-stats';
 import { prefillLanes } from '../harness/prefill';
 import { deleteKeys } from '../harness/redis-target';
 import { RelaygramInstall, secret, type AppProcess } from '../harness/relaygram-install';
