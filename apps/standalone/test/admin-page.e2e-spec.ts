@@ -164,9 +164,9 @@ describeWithChromium('admin page in a browser (standalone)', (chromiumPath) => {
     );
     expect((delivery.json as { message: { text: string } }).message.text).toBe('please re-send me');
     // The page reloads the emptied list first, then says what was done.
-    await page.waitForFunction(
-      `document.getElementById('status').textContent.includes(${JSON.stringify(`Re-sent ${deliveryId}`)})`,
-    );
+    // A locator, not waitForFunction: its polls would eval a string, which the page's CSP
+    // refuses whenever the text is not there at the first look.
+    await page.locator('#status', { hasText: `Re-sent ${deliveryId}` }).waitFor();
     await page.screenshot({ path: join(SCREENSHOTS, 'admin-resent.png'), fullPage: true });
     const gone = await getJson(`${app.adminUrl}/admin/api/dead-letters/${deliveryId}`, admin);
     expect(gone.status).toBe(404);
