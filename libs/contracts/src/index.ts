@@ -4,3 +4,4 @@ export * from './outcomes';
 export * from './redis-keys';
 export * from './update-types';
 export * from './outbound-keys';
+export * from './error-message';
