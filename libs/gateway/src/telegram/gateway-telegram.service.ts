@@ -15,7 +15,6 @@ import {
   type ResolvedGatewayOptions,
 } from '../gateway.options';
 import { ClientDirectory } from '../access/client-directory';
-import { telegramCallRecorder } from './telegram-call.metrics';
 
 /**
  * The gateway's view of the current config: one keep-alive pool per bot and the
@@ -37,7 +36,7 @@ export class GatewayTelegramService implements OnModuleDestroy, OnApplicationShu
     this.options = resolveGatewayOptions(options);
     this.#directory = new ClientDirectory(config.config);
     this.#clients = new TelegramClients(config.config, {
-      onCall: telegramCallRecorder(metrics),
+      onCall: (event) => metrics.recordTelegramCall(event),
       timeoutMs: this.options.telegramTimeoutMs,
       connections: this.options.connectionsPerBot,
     });

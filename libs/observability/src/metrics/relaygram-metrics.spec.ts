@@ -56,4 +56,37 @@ describe('RelaygramMetrics', () => {
       'relaygram_telegram_api_errors_total{bot="unknown",method="getMe",code="-1",service="gateway"} 1',
     );
   });
+
+  it('labels a method Telegram does not know as unknown, never with its made-up name', async () => {
+    const metrics = new RelaygramMetrics({ defaultMetrics: false });
+    metrics.recordTelegramCall({ botId: 'main', method: 'sendMessage', ok: true, durationMs: 1 });
+    metrics.recordTelegramCall({
+      botId: 'main',
+      method: 'madeUpName',
+      ok: false,
+      errorCode: 404,
+      durationMs: 1,
+    });
+    const calls = await metrics.telegramCalls.get();
+    expect(calls.values.map((v) => ({ ...v.labels, value: v.value }))).toEqual(
+      expect.arrayContaining([
+        { bot: 'main', method: 'sendMessage', code: '200', value: 1 },
+        { bot: 'main', method: 'unknown', code: '404', value: 1 },
+      ]),
+    );
+  });
+
+  it('caps the number of method labels', async () => {
+    const metrics = new RelaygramMetrics({ defaultMetrics: false });
+    for (let i = 0; i < 300; i++) {
+      metrics.recordTelegramCall({
+        botId: 'b',
+        method: `m${'x'.repeat(i)}`,
+        ok: true,
+        durationMs: 1,
+      });
+    }
+    const calls = await metrics.telegramCalls.get();
+    expect(new Set(calls.values.map((v) => v.labels.method)).size).toBeLessThanOrEqual(201);
+  });
 });

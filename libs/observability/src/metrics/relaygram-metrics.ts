@@ -8,6 +8,10 @@ export type ScrapeHook = () => Promise<void> | void;
 /** A scrape waits at most this long for the scrape hooks; the gauges then keep their last values. */
 export const SCRAPE_REFRESH_TIMEOUT_MS = 2000;
 
+/** Bot API method labels kept per process; later new names are counted as `other`. */
+const MAX_METHOD_LABELS = 200;
+const NOT_FOUND = 404;
+
 /**
  * Every metric Relaygram exports, in one registry per process. Labels are config names
  * (bot ids, route names), Bot API method names and status codes: never tokens, never
@@ -17,6 +21,7 @@ export class RelaygramMetrics {
   readonly registry = new Registry();
   private readonly scrapeHooks = new Map<object, ScrapeHook>();
   private refreshing: Promise<void> | undefined;
+  private readonly telegramMethods = new Set<string>();
   // Every gauge refreshed at scrape time shares this callback; prom-client calls them
   // concurrently, and they all wait for the one refresh.
   private readonly collect = (): Promise<void> => this.refresh();
@@ -230,11 +235,25 @@ export class RelaygramMetrics {
     return this.refreshing;
   }
 
-  /** The `onCall` of a TelegramClients: counts every Bot API call and each failure. */
+  /**
+   * The `onCall` of every TelegramClients: counts each Bot API call and each failure by
+   * bot, method and result code. Method names come from clients and targets, so a
+   * method Telegram does not know (404) is `unknown` and, past MAX_METHOD_LABELS
+   * distinct names, new ones share `other`: nobody can grow the label set.
+   */
   recordTelegramCall(event: TelegramCallEvent): void {
     const bot = event.botId ?? 'unknown';
+    const method = this.telegramMethodLabel(event);
     const code = String(event.ok ? 200 : (event.errorCode ?? 0));
-    this.telegramCalls.labels(bot, event.method, code).inc();
-    if (!event.ok) this.telegramErrors.labels(bot, event.method, code).inc();
+    this.telegramCalls.labels(bot, method, code).inc();
+    if (!event.ok) this.telegramErrors.labels(bot, method, code).inc();
+  }
+
+  private telegramMethodLabel(event: TelegramCallEvent): string {
+    if (event.errorCode === NOT_FOUND) return 'unknown';
+    if (this.telegramMethods.has(event.method)) return event.method;
+    if (this.telegramMethods.size >= MAX_METHOD_LABELS) return 'other';
+    this.telegramMethods.add(event.method);
+    return event.method;
   }
 }
