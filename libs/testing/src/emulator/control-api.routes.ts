@@ -40,34 +40,46 @@ export function registerControlRoutes(app: FastifyInstance, emulator: TelegramEm
   app.post<{ Body: unknown }>(base + '/bots', (request) =>
     emulator.addBot(asObject(request.body ?? {}, 'bot options') as AddBotOptions),
   );
-  app.get<BotRoute>(base + '/bots/:bot', (request) => emulator.bot(request.params.bot));
+  const bot = base + '/bots/:bot';
+  app.get<BotRoute>(bot, (request) => emulator.bot(request.params.bot));
+  registerUpdateRoutes(app, emulator, bot);
+  registerCallRoutes(app, emulator, bot);
+  registerFaultRoutes(app, emulator, bot);
+  app.get<BotRoute>(bot + '/webhook', (request) => emulator.webhookInfo(request.params.bot));
+  app.get<MessageRoute>(bot + '/chats/:chatId/messages/:messageId', (request, reply) => {
+    const { chatId, messageId } = request.params;
+    const message = emulator.storedMessage(request.params.bot, Number(chatId), Number(messageId));
+    return message ?? reply.code(404).send({ error: 'no such message' });
+  });
+}
 
-  app.get<BotRoute>(base + '/bots/:bot/updates', (request) =>
-    emulator.pendingUpdates(request.params.bot),
-  );
-  app.post<BotRoute>(base + '/bots/:bot/updates', (request) =>
+function registerUpdateRoutes(app: FastifyInstance, emulator: TelegramEmulator, bot: string) {
+  app.get<BotRoute>(bot + '/updates', (request) => emulator.pendingUpdates(request.params.bot));
+  app.post<BotRoute>(bot + '/updates', (request) =>
     emulator.injectUpdate(request.params.bot, request.body),
   );
-  app.post<BotRoute>(base + '/bots/:bot/updates/message', (request) =>
+  app.post<BotRoute>(bot + '/updates/message', (request) =>
     emulator.message(request.params.bot, messageOptions(request.body)),
   );
-  app.post<BotRoute>(base + '/bots/:bot/updates/callback', (request) =>
+  app.post<BotRoute>(bot + '/updates/callback', (request) =>
     emulator.callback(request.params.bot, callbackOptions(request.body)),
   );
-  app.put<BotRoute>(base + '/bots/:bot/next-update-id', (request) => {
+  app.put<BotRoute>(bot + '/next-update-id', (request) => {
     const updateId = asObject(request.body, 'body')['updateId'];
     if (typeof updateId !== 'number') throw new TypeError('updateId must be a number');
     emulator.setNextUpdateId(request.params.bot, updateId);
     return { ok: true };
   });
+}
 
-  app.get<BotRoute>(base + '/bots/:bot/sent', (request) =>
+function registerCallRoutes(app: FastifyInstance, emulator: TelegramEmulator, bot: string) {
+  app.get<BotRoute>(bot + '/sent', (request) =>
     emulator.sent(request.params.bot, { method: request.query.method }),
   );
-  app.get<BotRoute>(base + '/bots/:bot/calls', (request) =>
+  app.get<BotRoute>(bot + '/calls', (request) =>
     emulator.calls(request.params.bot, { method: request.query.method }),
   );
-  app.get<BotRoute>(base + '/bots/:bot/calls/wait', async (request, reply) => {
+  app.get<BotRoute>(bot + '/calls/wait', async (request, reply) => {
     const { method, count, timeoutMs } = request.query;
     try {
       return await emulator.waitForCalls(request.params.bot, {
@@ -82,36 +94,28 @@ export function registerControlRoutes(app: FastifyInstance, emulator: TelegramEm
       throw error;
     }
   });
+}
 
-  app.post<BotRoute>(base + '/bots/:bot/fail', (request) => {
+function registerFaultRoutes(app: FastifyInstance, emulator: TelegramEmulator, bot: string) {
+  app.post<BotRoute>(bot + '/fail', (request) => {
     emulator.fail(request.params.bot, validateFailSpec(request.body));
     return { ok: true };
   });
-  app.delete<BotRoute>(base + '/bots/:bot/fail', (request) => {
+  app.delete<BotRoute>(bot + '/fail', (request) => {
     emulator.clearFailures(request.params.bot);
     return { ok: true };
   });
-
-  app.put<BotRoute>(base + '/bots/:bot/flood-limits', (request) => {
+  app.put<BotRoute>(bot + '/flood-limits', (request) => {
     emulator.setFloodLimits(request.params.bot, validateFloodLimits(request.body ?? {}));
     return { ok: true };
   });
-  app.delete<BotRoute>(base + '/bots/:bot/flood-limits', (request) => {
+  app.delete<BotRoute>(bot + '/flood-limits', (request) => {
     emulator.setFloodLimits(request.params.bot, null);
     return { ok: true };
   });
-  app.get<BotRoute>(base + '/bots/:bot/flood', (request, reply) => {
+  app.get<BotRoute>(bot + '/flood', (request, reply) => {
     const stats = emulator.floodStats(request.params.bot);
     return stats ?? reply.code(404).send({ error: 'no flood limits are set for this bot' });
-  });
-
-  app.get<BotRoute>(base + '/bots/:bot/webhook', (request) =>
-    emulator.webhookInfo(request.params.bot),
-  );
-  app.get<MessageRoute>(base + '/bots/:bot/chats/:chatId/messages/:messageId', (request, reply) => {
-    const { bot, chatId, messageId } = request.params;
-    const message = emulator.storedMessage(bot, Number(chatId), Number(messageId));
-    return message ?? reply.code(404).send({ error: 'no such message' });
   });
 }
 
