@@ -98,10 +98,7 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
       await this.scheduler.add(await this.inbox.announce());
     } catch (error) {
       // The heartbeat and the reconciler do the same a little later.
-      this.logger.warn(
-        { err: error instanceof Error ? error.message : String(error) },
-        'could not announce this dispatcher yet',
-      );
+      this.logger.warn({ err: error }, 'could not announce this dispatcher yet');
     }
   }
 

@@ -7,6 +7,7 @@ import {
   isBotApiMethodName,
   type TelegramCallEvent,
 } from '@relaygram/telegram';
+import { errorMessage } from '@relaygram/contracts';
 import type { Logger } from 'pino';
 
 /**
@@ -124,10 +125,7 @@ export class WebhookReplyExecutor {
       }
       this.#count(source.route, 'error');
       // Errors of the telegram lib never carry the token (see telegram.errors.ts).
-      this.logger.warn(
-        { ...fields, method, error: error instanceof Error ? error.message : String(error) },
-        'webhook reply failed',
-      );
+      this.logger.warn({ ...fields, method, error: errorMessage(error) }, 'webhook reply failed');
       return 'error';
     }
   }
@@ -142,7 +140,7 @@ export class WebhookReplyExecutor {
       await this.#clients.replace(config);
     } catch (error) {
       this.logger.error(
-        { error: error instanceof Error ? error.message : String(error) },
+        { err: error },
         'webhook replies keep the previous bots: the reloaded ones cannot be used',
       );
     }
@@ -181,7 +179,7 @@ export class WebhookReplyExecutor {
       // Deliveries do not need Telegram; only replies fail (and are counted) until a
       // reload brings usable bots.
       this.logger.error(
-        { error: error instanceof Error ? error.message : String(error) },
+        { err: error },
         'webhook replies are off: the Bot API clients cannot be built',
       );
       return undefined;

@@ -77,7 +77,7 @@ export class DispatcherInbox {
       .subscribe(channel)
       .catch((error: unknown) =>
         this.logger.warn(
-          { err: error instanceof Error ? error.message : String(error) },
+          { err: error },
           'dispatcher inbox: subscribe failed; lanes handed to this process wait for their jobs to retire',
         ),
       );
@@ -87,10 +87,7 @@ export class DispatcherInbox {
         .heartbeat(this.id, this.settings.presenceTtlMs ?? DISPATCHER_PRESENCE_TTL_MS, this.slots())
         .then(() => (this.#present = !this.#closed))
         .catch((error: unknown) =>
-          this.logger.warn(
-            { err: error instanceof Error ? error.message : String(error) },
-            'dispatcher heartbeat failed; retrying',
-          ),
+          this.logger.warn({ err: error }, 'dispatcher heartbeat failed; retrying'),
         );
     };
     beat();
@@ -171,7 +168,7 @@ export class DispatcherInbox {
       handOff = decodeHandOff(message);
     } catch (error) {
       this.logger.error(
-        { err: error instanceof Error ? error.message : String(error) },
+        { err: error },
         'dispatcher inbox: unreadable hand-off dropped (its job re-takes the lane when it retires)',
       );
       return;

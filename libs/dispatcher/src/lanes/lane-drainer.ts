@@ -249,10 +249,7 @@ export class LaneDrainer {
       await this.scheduler.add(result.jobs);
     } catch (error) {
       // The reconciler arms them again; the delivery work goes on meanwhile.
-      this.logger.warn(
-        { err: error instanceof Error ? error.message : String(error) },
-        'drain jobs not added (the reconciler adds them)',
-      );
+      this.logger.warn({ err: error }, 'drain jobs not added (the reconciler adds them)');
     }
   }
 

@@ -63,10 +63,7 @@ export class MaintenanceScheduler {
   reconcileSoon(): void {
     if (this.#stopped) return;
     this.reconcile().catch((error: unknown) =>
-      this.logger.warn(
-        { error: error instanceof Error ? error.message : String(error) },
-        'lane reconciliation failed; the next run retries',
-      ),
+      this.logger.warn({ err: error }, 'lane reconciliation failed; the next run retries'),
     );
   }
 
@@ -110,10 +107,7 @@ export class MaintenanceScheduler {
       if (!this.#scheduled) await this.#schedule();
       await this.#refreshGauges(routes);
     } catch (error) {
-      this.logger.warn(
-        { error: error instanceof Error ? error.message : String(error) },
-        'dispatcher housekeeping failed; retrying on the next tick',
-      );
+      this.logger.warn({ err: error }, 'dispatcher housekeeping failed; retrying on the next tick');
     }
   }
 

@@ -43,11 +43,11 @@ export class MaintenanceProcessor extends WorkerHost {
 
   @OnWorkerEvent('failed')
   onFailed(job: Job | undefined, error: Error): void {
-    this.logger.error({ job: job?.name, error: error.message }, 'maintenance job failed');
+    this.logger.error({ job: job?.name, err: error }, 'maintenance job failed');
   }
 
   @OnWorkerEvent('error')
   onError(error: Error): void {
-    this.logger.error({ error: error.message }, 'maintenance worker error');
+    this.logger.error({ err: error }, 'maintenance worker error');
   }
 }

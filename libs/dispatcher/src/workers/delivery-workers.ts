@@ -137,11 +137,11 @@ export class DeliveryWorkers {
       },
     );
     worker.on('error', (error) =>
-      this.logger.error({ route, error: error.message }, 'delivery worker error'),
+      this.logger.error({ route, err: error }, 'delivery worker error'),
     );
     worker.on('failed', (job, error) =>
       this.logger.error(
-        { route, job: job?.id, attempts: job?.attemptsMade, error: error.message },
+        { route, job: job?.id, attempts: job?.attemptsMade, err: error },
         'drain job failed',
       ),
     );
@@ -149,10 +149,7 @@ export class DeliveryWorkers {
     worker.on('lockRenewalFailed', (jobIds) => this.locks.lost(jobIds));
     connection.on('error', () => undefined);
     const running = worker.run().catch((error: unknown) => {
-      this.logger.error(
-        { route, error: error instanceof Error ? error.message : String(error) },
-        'delivery worker stopped',
-      );
+      this.logger.error({ route, err: error }, 'delivery worker stopped');
     });
     const entry: RouteWorker = { route, strict, concurrency, worker, connection, running };
     this.#workers.set(route, entry);
@@ -195,7 +192,7 @@ export class DeliveryWorkers {
       await entry.worker.close();
     } catch (error) {
       this.logger.error(
-        { route: entry.route, error: error instanceof Error ? error.message : String(error) },
+        { route: entry.route, err: error },
         'delivery worker did not close cleanly',
       );
     }
