@@ -1,3 +1,4 @@
+import { errorMessage } from '@relaygram/contracts';
 import { describeTarget, judge, type Target, type Verdict } from '../stats/targets';
 
 export interface RowInput {
@@ -33,6 +34,20 @@ export function row(input: RowInput): Row {
 /** A row for a measurement that could not be made: MISS when it has a target. */
 export function failedRow(input: Omit<RowInput, 'value' | 'baseline'>, reason: string): Row {
   return row({ ...input, note: reason });
+}
+
+/**
+ * An error on one line for a table note: its first line and, when an app's log tail
+ * follows (a failed start), the last line of that log, which usually says why.
+ */
+export function firstLine(error: unknown): string {
+  const lines = errorMessage(error)
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const first = lines[0] ?? 'unknown error';
+  const last = lines.length > 1 ? lines[lines.length - 1].slice(0, 240) : undefined;
+  return last ? `${first} ${last}` : first;
 }
 
 export function formatValue(value: number | undefined, unit: string): string {

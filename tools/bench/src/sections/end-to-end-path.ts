@@ -1,0 +1,84 @@
+import type { BenchChild } from '../harness/bench-child';
+import { BENCH_BOT as BOT } from '../harness/bench-bot';
+import { sleep, type BenchContext } from '../harness/bench-context';
+import type { OpenLoopResult, OpenLoopSpec } from '../harness/load-spec';
+import type { AppProcess } from '../harness/relaygram-install';
+import type { UpdateStream } from '../harness/update-factory';
+import { parseCommandStats, type CommandCounts } from '../stats/command-stats';
+import { Samples, type LatencySummary } from '../stats/percentiles';
+
+/** Telegram opens at most 100 connections to a webhook (max_connections). */
+export const MAX_IN_FLIGHT = 100;
+
+/**
+ * The path under test once it runs: its two apps, the load generator and the receiver,
+ * and the next update_id to send, so that every run of the section's stream is fresh.
+ */
+export class RunningPath {
+  private nextId: number;
+
+  constructor(
+    private readonly ctx: BenchContext,
+    readonly ingress: AppProcess,
+    readonly dispatcher: AppProcess,
+    readonly receiver: BenchChild,
+    private readonly generator: BenchChild,
+    private readonly stream: UpdateStream,
+    private readonly webhookSecret: string,
+    private readonly depthKey: string,
+  ) {
+    this.nextId = stream.firstId;
+  }
+
+  get pids(): { ingress: number; dispatcher: number } {
+    return { ingress: this.ingress.pid, dispatcher: this.dispatcher.pid };
+  }
+
+  /** Webhook POSTs at `rate` a second for `durationSec`, each with a fresh update_id. */
+  async send(rate: number, durationSec: number): Promise<OpenLoopResult> {
+    const spec: OpenLoopSpec = {
+      url: `${this.ingress.url}/webhooks/telegram/${BOT}`,
+      headers: { 'x-telegram-bot-api-secret-token': this.webhookSecret },
+      stream: this.stream,
+      firstId: this.nextId,
+      rate,
+      durationSec,
+      maxInFlight: MAX_IN_FLIGHT,
+    };
+    const result = await this.generator.call<OpenLoopResult>('run', spec);
+    this.nextId += result.idsUsed;
+    return result;
+  }
+
+  async depth(): Promise<number> {
+    return Number((await this.ctx.redis.client.hget(this.depthKey, 'queued')) ?? 0);
+  }
+
+  async drain(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while ((await this.depth()) > 0) {
+      if (Date.now() > deadline) return false;
+      await sleep(100);
+    }
+    return true;
+  }
+
+  async commandStats(): Promise<CommandCounts> {
+    return parseCommandStats(await this.ctx.redis.client.info('commandstats'));
+  }
+
+  /** The receiver's POST-to-receipt latencies since its last reset, and how many arrived. */
+  async takeLatencies(): Promise<{ received: number; summary: LatencySummary }> {
+    const { received, latencies } = await this.receiver.call<{
+      received: number;
+      latencies: Float64Array;
+    }>('takeLatencies');
+    return { received, summary: summarize(latencies) };
+  }
+}
+
+export function summarize(latencies: Float64Array): LatencySummary {
+  const samples = new Samples(latencies.length);
+  samples.addAll(latencies);
+  return samples.summary();
+}
