@@ -5,3 +5,5 @@ export * from './redis-keys';
 export * from './update-types';
 export * from './outbound-keys';
 export * from './error-message';
+export * from './bot-state';
+export * from './features';

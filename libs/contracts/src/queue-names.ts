@@ -58,10 +58,31 @@ export interface JobPayloads {
   [JobName.PruneDeadLetters]: Record<string, never>;
 }
 
-export type JobOf<N extends JobName> = { name: N; data: JobPayloads[N] };
+/**
+ * A job as its processor sees it: the name and the data that goes with it. Distributive,
+ * so `JobOf<JobName.Drain | JobName.DrainLane>` is a union that `job.name` narrows. A
+ * BullMQ `Job<JobPayloads[N], unknown, N>` is one, so processors take it without a cast;
+ * producers build it for `queue.add(job.name, job.data)` / `addBulk`.
+ */
+export type JobOf<N extends JobName = JobName> = N extends JobName
+  ? { readonly name: N; readonly data: JobPayloads[N] }
+  : never;
+
+/** The job names that run on one queue (see JOB_QUEUES). */
+export type JobNameOn<Q extends QueueName> = {
+  [N in JobName]: JobQueues[N] extends Q ? N : never;
+}[JobName];
+
+/** Which queue each job name runs on, as a type: JOB_QUEUES is checked against it. */
+export interface JobQueues {
+  [JobName.Drain]: QueueName.Delivery;
+  [JobName.DrainLane]: QueueName.Delivery;
+  [JobName.ReconcileLanes]: QueueName.Maintenance;
+  [JobName.PruneDeadLetters]: QueueName.Maintenance;
+}
 
 /** Which queue each job name runs on; a processor registers for exactly these. */
-export const JOB_QUEUES: Readonly<Record<JobName, QueueName>> = Object.freeze({
+export const JOB_QUEUES: Readonly<JobQueues> = Object.freeze({
   [JobName.Drain]: QueueName.Delivery,
   [JobName.DrainLane]: QueueName.Delivery,
   [JobName.ReconcileLanes]: QueueName.Maintenance,

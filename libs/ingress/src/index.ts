@@ -20,4 +20,3 @@ export { setWebhookParams, type WebhookInfo } from './webhook/webhook-settings';
 export { assessWebhookInfo, type WebhookAssessment } from './health/bot-health-assessment';
 export { IngressBotHealth } from './health/ingress-bot-health';
 export { PollingAdapter, type LocalPoller } from './polling/polling-adapter';
-export { type PollerState, POLLER_STATES } from './polling/poller-state';

@@ -4,13 +4,13 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
+import { BotStateField } from '@relaygram/contracts';
 import { RELAYGRAM_LOGGER } from '@relaygram/observability';
 import { QUEUE_CONTEXT, type QueueContext } from '@relaygram/queue';
 import { TelegramClients, type TelegramUser } from '@relaygram/telegram';
 import type { Logger } from 'pino';
 import { INGRESS_OPTIONS, type IngressOptions } from '../ingress.options';
 import { abortableDelay } from '../state/abortable-delay';
-import { BotStateField } from '../state/bot-state-fields';
 import { IngressBots } from './ingress-bots';
 
 /**

@@ -1,12 +1,11 @@
 import type { BotConfig } from '@relaygram/config';
+import { BotStateField, isPollerState } from '@relaygram/contracts';
 import {
   displayUrl,
   webhookProblem,
   WEBHOOK_ERROR_WINDOW_MS,
   type BotHealth,
 } from '@relaygram/observability';
-import { isPollerState } from '../polling/poller-state';
-import { BotStateField } from '../state/bot-state-fields';
 import type { WebhookInfo } from '../webhook/webhook-settings';
 
 export type StoredBotState = Readonly<Record<string, string | undefined>>;

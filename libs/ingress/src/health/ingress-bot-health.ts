@@ -1,4 +1,5 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { Feature, errorMessage } from '@relaygram/contracts';
 import { HealthRegistry, RelaygramMetrics, type BotHealth } from '@relaygram/observability';
 import { QUEUE_CONTEXT, type QueueContext } from '@relaygram/queue';
 import { IngressBots } from '../bots/ingress-bots';
@@ -22,7 +23,7 @@ export class IngressBotHealth implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.registry.addBotHealthSource('ingress', () => this.report());
+    this.registry.addBotHealthSource(Feature.Ingress, () => this.report());
     // A standby replica is as ready as the polling one: readiness only lists who polls here.
     this.registry.addReadinessCheck('pollers', () => ({
       ready: true,
@@ -48,7 +49,7 @@ export class IngressBotHealth implements OnModuleInit {
     try {
       replies = (await pipeline.exec()) ?? [];
     } catch (error) {
-      const problem = `bot state unreadable: Redis: ${error instanceof Error ? error.message : String(error)}`;
+      const problem = `bot state unreadable: Redis: ${errorMessage(error)}`;
       return bots.map((bot) => ({
         id: bot.id,
         mode: bot.mode,

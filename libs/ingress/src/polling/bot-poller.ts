@@ -1,4 +1,4 @@
-import { UpdateSource } from '@relaygram/contracts';
+import { POLLER_STATES, UpdateSource, type PollerState } from '@relaygram/contracts';
 import type { RelaygramMetrics } from '@relaygram/observability';
 import type { Update } from '@relaygram/routing';
 import type { TelegramClients } from '@relaygram/telegram';
@@ -10,7 +10,6 @@ import { isUpdateId } from '../intake/update-validation';
 import { abortableDelay } from '../state/abortable-delay';
 import { backoffDelay, classifyPollFailure, type PollFailure } from './poll-failure';
 import type { PollerLease } from './poller-lease';
-import { POLLER_STATES, type PollerState } from './poller-state';
 
 export interface BotPollerDeps {
   bots: IngressBots;

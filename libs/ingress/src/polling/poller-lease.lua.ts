@@ -1,3 +1,5 @@
+import { BotStateField } from '@relaygram/contracts';
+
 /**
  * Scripts of the poller lease. The lease key holds the token of the replica that polls
  * a bot; every write a poller makes (offset, its state) is conditional on holding it,
@@ -30,8 +32,8 @@ return 0
  */
 export const RELEASE_LEASE_LUA = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('HSET', KEYS[2], 'poller_state', ARGV[2], 'poller_since', ARGV[3])
-  redis.call('HDEL', KEYS[2], 'poller_problem')
+  redis.call('HSET', KEYS[2], '${BotStateField.PollerState}', ARGV[2], '${BotStateField.PollerSince}', ARGV[3])
+  redis.call('HDEL', KEYS[2], '${BotStateField.PollerProblem}')
   redis.call('DEL', KEYS[1])
   return 1
 end
@@ -57,11 +59,11 @@ return 0
  */
 export const POLLER_STATE_LUA = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[2], 'poller_state', ARGV[2], 'poller_since', ARGV[3])
+redis.call('HSET', KEYS[2], '${BotStateField.PollerState}', ARGV[2], '${BotStateField.PollerSince}', ARGV[3])
 if ARGV[4] == '' then
-  redis.call('HDEL', KEYS[2], 'poller_problem')
+  redis.call('HDEL', KEYS[2], '${BotStateField.PollerProblem}')
 else
-  redis.call('HSET', KEYS[2], 'poller_problem', ARGV[4])
+  redis.call('HSET', KEYS[2], '${BotStateField.PollerProblem}', ARGV[4])
 end
 return 1
 `;

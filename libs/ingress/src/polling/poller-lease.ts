@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { RedisKeys } from '@relaygram/contracts';
+import type { PollerState, RedisKeys } from '@relaygram/contracts';
 import type { IngressRedis } from '../state/ingress-scripts';
-import type { PollerState } from './poller-state';
 
 /**
  * The lease that makes one replica the poller of a bot. It is a Redis key holding the

@@ -5,6 +5,7 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import type { BotConfig, RelaygramConfig, Secret } from '@relaygram/config';
+import type { PollerState } from '@relaygram/contracts';
 import { safeEqual } from '@relaygram/signing';
 import { RELAYGRAM_LOGGER, RelaygramMetrics } from '@relaygram/observability';
 import { QUEUE_CONTEXT, type QueueContext } from '@relaygram/queue';
@@ -17,7 +18,6 @@ import { INGRESS_REDIS } from '../state/ingress-redis';
 import type { IngressRedis } from '../state/ingress-scripts';
 import { BotPoller } from './bot-poller';
 import { PollerLease } from './poller-lease';
-import type { PollerState } from './poller-state';
 
 /** This replica's view of one poller. */
 export interface LocalPoller {

@@ -5,6 +5,7 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import type { BotConfig, RelaygramConfig } from '@relaygram/config';
+import { BotStateField } from '@relaygram/contracts';
 import { displayUrl, RELAYGRAM_LOGGER, RelaygramMetrics } from '@relaygram/observability';
 import { QUEUE_CONTEXT, type QueueContext } from '@relaygram/queue';
 import { TelegramClients } from '@relaygram/telegram';
@@ -12,7 +13,6 @@ import type { Logger } from 'pino';
 import { IngressBots } from '../bots/ingress-bots';
 import { assessWebhookInfo } from '../health/bot-health-assessment';
 import { INGRESS_OPTIONS, type IngressOptions } from '../ingress.options';
-import { BotStateField } from '../state/bot-state-fields';
 import { INGRESS_REDIS } from '../state/ingress-redis';
 import type { IngressRedis } from '../state/ingress-scripts';
 import {

@@ -1,20 +1,7 @@
+import { BotStateField } from '@relaygram/contracts';
 import type { QueueContext } from '@relaygram/queue';
 import type { BotHealth } from './health-registry';
 import { webhookProblem } from './webhook-drift';
-
-/**
- * Fields of the bot state hash (`RedisKeys.botState`) that ingress writes, as the
- * processes without ingress read them. Keep in step with ingress's BotStateField.
- */
-const Field = {
-  PollerState: 'poller_state',
-  PollerProblem: 'poller_problem',
-  PollerSince: 'poller_since',
-  WebhookInfo: 'webhook_info',
-  WebhookInfoAt: 'webhook_info_at',
-  WebhookInfoError: 'webhook_info_error',
-  WebhookSetError: 'webhook_set_error',
-} as const;
 
 export interface SharedBotConfig {
   id: string;
@@ -58,21 +45,22 @@ export function parseSharedBotState(
       health.problem = 'no replica polls this bot (the poller lease is free)';
       return health;
     }
-    health.state = hash[Field.PollerState] || 'polling';
-    const since = time(hash[Field.PollerSince]);
+    health.state = hash[BotStateField.PollerState] || 'polling';
+    const since = time(hash[BotStateField.PollerSince]);
     if (since) health.since = since;
     health.healthy = health.state === 'polling';
-    if (hash[Field.PollerProblem]) health.problem = hash[Field.PollerProblem];
+    if (hash[BotStateField.PollerProblem]) health.problem = hash[BotStateField.PollerProblem];
     return health;
   }
   const health: BotHealth = { id: bot.id, mode: 'webhook', polling: false, healthy: true };
-  const problems = [hash[Field.WebhookSetError], hash[Field.WebhookInfoError]].filter(
-    (p): p is string => Boolean(p),
-  );
-  const info = parseInfo(hash[Field.WebhookInfo]);
+  const problems = [
+    hash[BotStateField.WebhookSetError],
+    hash[BotStateField.WebhookInfoError],
+  ].filter((p): p is string => Boolean(p));
+  const info = parseInfo(hash[BotStateField.WebhookInfo]);
   if (info) {
     health.webhook = { ...info };
-    const checkedAt = time(hash[Field.WebhookInfoAt]);
+    const checkedAt = time(hash[BotStateField.WebhookInfoAt]);
     if (checkedAt) health.webhook.checked_at = checkedAt;
     const drift = bot.webhookUrl ? webhookProblem(info, bot.webhookUrl, now) : undefined;
     if (drift) problems.push(drift);
