@@ -86,13 +86,11 @@ describe('ConfigService.reload', () => {
 const { writeFileSync } = require('node:fs');
 const { join } = require('node:path');
 const src = join(process.env.REPO_ROOT, 'libs/config/src');
-const { Logger } = require(require.resolve('@nestjs/common', { paths: [src] }));
 const { ConfigService } = require(join(src, 'config.service.ts'));
 const { loadConfigOrThrow } = require(join(src, 'loader.ts'));
 const { readRuntimeEnv } = require(join(src, 'runtime-env.ts'));
 
 async function main() {
-  Logger.overrideLogger(false);
   const [path, ...versions] = JSON.parse(process.env.PROBE_INPUT);
   writeFileSync(path, versions[0]);
   const initial = loadConfigOrThrow({ path });

@@ -1,4 +1,5 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
+import type { Logger } from 'pino';
 import type { RelaygramConfig } from './config.types';
 import { ConfigService } from './config.service';
 import type { RuntimeEnv, ServiceName } from './runtime-env';
@@ -7,6 +8,8 @@ export interface ConfigModuleOptions {
   config: RelaygramConfig;
   env: RuntimeEnv;
   service: ServiceName;
+  /** The process logger (reload outcomes); a silent one when absent. */
+  logger?: Logger;
 }
 
 /**
@@ -22,7 +25,7 @@ export class ConfigModule {
       providers: [
         {
           provide: ConfigService,
-          useValue: new ConfigService(options.config, options.env, options.service),
+          useValue: new ConfigService(options.config, options.env, options.service, options.logger),
         },
       ],
       exports: [ConfigService],

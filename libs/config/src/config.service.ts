@@ -1,7 +1,8 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
+import pino, { type Logger } from 'pino';
 import type { BotConfig, RelaygramConfig, RouteConfig } from './config.types';
 import { reloadConfig } from './loader';
-import type { RuntimeEnv, ServiceName } from './runtime-env';
+import { configEnvironment, type RuntimeEnv, type ServiceName } from './runtime-env';
 
 export type ReloadListener = (
   next: RelaygramConfig,
@@ -17,7 +18,7 @@ export type ReloadOutcome =
  */
 @Injectable()
 export class ConfigService {
-  private readonly logger = new Logger(ConfigService.name);
+  private readonly logger: Logger;
   private current: RelaygramConfig;
   private readonly listeners = new Set<ReloadListener>();
 
@@ -25,8 +26,11 @@ export class ConfigService {
     config: RelaygramConfig,
     readonly env: RuntimeEnv,
     readonly service: ServiceName,
+    /** The process logger; a silent one when absent (unit tests). */
+    logger: Logger = pino({ level: 'silent' }),
   ) {
     this.current = config;
+    this.logger = logger.child({ context: ConfigService.name });
   }
 
   get config(): RelaygramConfig {
@@ -52,7 +56,10 @@ export class ConfigService {
 
   /** Re-reads the config file (SIGHUP). An invalid file is refused and the old config stays. */
   async reload(): Promise<ReloadOutcome> {
-    const result = reloadConfig(this.current, { path: this.current.source });
+    const result = reloadConfig(this.current, {
+      path: this.current.source,
+      env: configEnvironment(this.env),
+    });
     if (!result.ok) {
       this.logger.error(
         `config reload refused, keeping the current config:\n${result.problems.join('\n')}`,
@@ -65,13 +72,10 @@ export class ConfigService {
       try {
         await listener(result.config, previous);
       } catch (error) {
-        this.logger.error(
-          'a component failed to apply the reloaded config',
-          error instanceof Error ? error.stack : String(error),
-        );
+        this.logger.error({ err: error }, 'a component failed to apply the reloaded config');
       }
     }
-    this.logger.log(`config reloaded from ${result.config.source}`);
+    this.logger.info(`config reloaded from ${result.config.source}`);
     return result;
   }
 }

@@ -27,6 +27,19 @@ export interface RuntimeEnv {
   readonly telegramApiBase?: string;
   /** RELAYGRAM_FAULTS: fault injection for the chaos suite; empty in production. */
   readonly faults: FaultInjection;
+  readonly overrides: RuntimeOverrides;
+}
+
+/**
+ * Settings a process decides for itself in place of a variable of its environment. The
+ * environment stays as it was given; config reads see the override through configEnvironment.
+ */
+export interface RuntimeOverrides {
+  /**
+   * The Redis the process started itself (the standalone's local redis-server): it is
+   * REDIS_URL for the start-up read of the config and for every SIGHUP reload after it.
+   */
+  readonly redisUrl?: string;
 }
 
 export class RuntimeEnvError extends Error {
@@ -49,6 +62,7 @@ function port(name: string, raw: string | undefined, fallback: number, problems:
 export function readRuntimeEnv(
   service: ServiceName,
   env: NodeJS.ProcessEnv = process.env,
+  overrides: RuntimeOverrides = {},
 ): RuntimeEnv {
   const problems: string[] = [];
   const portValue = port('PORT', env.PORT, DEFAULT_PORTS[service], problems);
@@ -75,8 +89,21 @@ export function readRuntimeEnv(
     adminHost: env.ADMIN_HOST || '127.0.0.1',
     adminToken: env.ADMIN_TOKEN ? new Secret(env.ADMIN_TOKEN) : undefined,
     logLevel: logLevel as LogLevel,
-    redisUrl: env.REDIS_URL || undefined,
+    redisUrl: overrides.redisUrl ?? (env.REDIS_URL || undefined),
     telegramApiBase: env.TELEGRAM_API_BASE || undefined,
     faults,
+    overrides: Object.freeze({ ...overrides }),
   });
+}
+
+/**
+ * The environment a config file is read with (its `*_env` secrets, the REDIS_URL and
+ * TELEGRAM_API_BASE overrides): `env` as it is now, with the runtime's overrides in place.
+ */
+export function configEnvironment(
+  runtime: RuntimeEnv,
+  env: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv {
+  const { redisUrl } = runtime.overrides;
+  return redisUrl === undefined ? env : { ...env, REDIS_URL: redisUrl };
 }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { errorMessage } from '@relaygram/contracts';
 import { LineCounter, parseDocument, type Document, type YAMLError } from 'yaml';
 import type { Locator } from './problem-list';
 import type { PathSegment } from './yaml-path';
@@ -94,10 +95,6 @@ function readFailure(error: unknown): string {
     default:
       return `cannot be read (${code ?? firstLine(errorMessage(error))})`;
   }
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function firstLine(message: string): string {
