@@ -3,17 +3,32 @@ import tseslint from 'typescript-eslint';
 import nx from '@nx/eslint-plugin';
 import prettier from 'eslint-config-prettier';
 
-// Layering: apps -> feature libs -> platform (observability, pacing) -> shared libs.
-// Platform libs import only shared ones: pacing, used by the gateway and the dispatcher,
-// can never reach into a feature.
+// Layering, top to bottom; a project imports only from the layers below its own.
+//   app            main.ts and a root module: the platform's CoreModule plus features.
+//   feature        ingress, dispatcher, gateway, admin: one Nest module each.
+//   platform       what features run on: how a process boots (`platform`: listeners,
+//                  limits, signals, CoreModule) and the outbound pacer (`pacing`).
+//   observability  health, metrics and logging, which every layer above reports through.
+//   shared         config, contracts, queue, routing, signing, telegram.
+// So the platform never reaches into a feature (apps put the two together), and
+// observability knows nothing of how a process boots.
 // `testing` (the emulator and receiver) is only reachable from tests and tools.
 const layers = [
   {
     sourceTag: 'type:app',
-    onlyDependOnLibsWithTags: ['type:feature', 'type:platform', 'type:shared'],
+    onlyDependOnLibsWithTags: [
+      'type:feature',
+      'type:platform',
+      'type:observability',
+      'type:shared',
+    ],
   },
-  { sourceTag: 'type:feature', onlyDependOnLibsWithTags: ['type:platform', 'type:shared'] },
-  { sourceTag: 'type:platform', onlyDependOnLibsWithTags: ['type:shared'] },
+  {
+    sourceTag: 'type:feature',
+    onlyDependOnLibsWithTags: ['type:platform', 'type:observability', 'type:shared'],
+  },
+  { sourceTag: 'type:platform', onlyDependOnLibsWithTags: ['type:observability', 'type:shared'] },
+  { sourceTag: 'type:observability', onlyDependOnLibsWithTags: ['type:shared'] },
   { sourceTag: 'type:shared', onlyDependOnLibsWithTags: ['type:shared'] },
   { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:shared'] },
   { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:shared', 'type:testing'] },

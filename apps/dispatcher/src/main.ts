@@ -1,4 +1,4 @@
-import { runApp } from '@relaygram/observability';
+import { runApp } from '@relaygram/platform';
 import { DispatcherAppModule } from './app.module';
 
 runApp({ service: 'dispatcher', module: (boot) => DispatcherAppModule.forRoot(boot) });

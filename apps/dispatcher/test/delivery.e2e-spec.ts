@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
 import { verifyRelaygramV1, verifyStandardWebhook } from '@relaygram/signing';
 import { RecordingReceiver } from '@relaygram/testing';
-import type { RunningApp } from '@relaygram/observability';
+import type { RunningApp } from '@relaygram/platform';
 import { Webhook } from 'standardwebhooks';
 import { DispatcherHarness, eventually, messageUpdate } from './support/dispatcher-harness';
 

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RecordingReceiver, TelegramEmulator, type ResponseSpec } from '@relaygram/testing';
-import type { RunningApp } from '@relaygram/observability';
+import type { RunningApp } from '@relaygram/platform';
 import { Telegraf } from 'telegraf';
 import { request } from 'undici';
 import { DispatcherHarness, eventually, messageUpdate, sleep } from './support/dispatcher-harness';

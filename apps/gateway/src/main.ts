@@ -1,4 +1,4 @@
-import { runApp } from '@relaygram/observability';
+import { runApp } from '@relaygram/platform';
 import { GatewayAppModule } from './app.module';
 
 runApp({ service: 'gateway', module: (boot) => GatewayAppModule.forRoot(boot) });

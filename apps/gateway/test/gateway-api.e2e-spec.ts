@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startApp, type RunningApp } from '@relaygram/observability';
+import { startApp, type RunningApp } from '@relaygram/platform';
 import { discardLogs, TelegramEmulator, testAppEnv, type BotIdentity } from '@relaygram/testing';
 import { request } from 'undici';
 import { GatewayAppModule } from '../src/app.module';

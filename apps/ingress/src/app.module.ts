@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AdminModule } from '@relaygram/admin';
 import { IngressModule } from '@relaygram/ingress';
-import { CoreModule, type BootContext } from '@relaygram/observability';
+import { CoreModule, type BootContext } from '@relaygram/platform';
 
 @Module({})
 export class IngressAppModule {

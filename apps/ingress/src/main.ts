@@ -1,4 +1,4 @@
-import { runApp } from '@relaygram/observability';
+import { runApp } from '@relaygram/platform';
 import { IngressAppModule } from './app.module';
 
 runApp({ service: 'ingress', module: (boot) => IngressAppModule.forRoot(boot) });

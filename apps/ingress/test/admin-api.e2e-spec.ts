@@ -1,5 +1,5 @@
 import { DeadReason } from '@relaygram/contracts';
-import type { RunningApp } from '@relaygram/observability';
+import type { RunningApp } from '@relaygram/platform';
 import { RecordingReceiver, TelegramEmulator, type BotIdentity } from '@relaygram/testing';
 import { request } from 'undici';
 import {

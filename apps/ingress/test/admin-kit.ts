@@ -1,5 +1,5 @@
 import { DeadReason, laneId } from '@relaygram/contracts';
-import { startApp, type RunningApp } from '@relaygram/observability';
+import { startApp, type RunningApp } from '@relaygram/platform';
 import {
   createRedis,
   DrainScheduler,

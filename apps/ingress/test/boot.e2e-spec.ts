@@ -1,4 +1,4 @@
-import { startApp } from '@relaygram/observability';
+import { startApp } from '@relaygram/platform';
 import { describeAppBoot } from '@relaygram/testing';
 import { IngressAppModule } from '../src/app.module';
 

@@ -1,4 +1,4 @@
-import type { RunningApp } from '@relaygram/observability';
+import type { RunningApp } from '@relaygram/platform';
 import { startRedisServer, type LocalRedis } from '@relaygram/queue';
 import { request } from 'undici';
 import { bootIngress, uniquePrefix, writeConfig } from './admin-kit';

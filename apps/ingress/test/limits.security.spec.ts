@@ -1,5 +1,5 @@
 import { connect, type Socket } from 'node:net';
-import type { RunningApp } from '@relaygram/observability';
+import type { RunningApp } from '@relaygram/platform';
 import { TelegramEmulator } from '@relaygram/testing';
 import { request } from 'undici';
 import { bootIngress, captureLogs, uniquePrefix, writeConfig } from './admin-kit';

@@ -1,7 +1,7 @@
 // The default import is node:crypto itself, the object the signing lib calls into (a
 // namespace import would be a copy, and a spy on it would see nothing).
 import crypto, { randomBytes } from 'node:crypto';
-import type { RunningApp } from '@relaygram/observability';
+import type { RunningApp } from '@relaygram/platform';
 import { TelegramEmulator } from '@relaygram/testing';
 import { request } from 'undici';
 import { bootIngress, captureLogs, uniquePrefix, writeConfig } from './admin-kit';

@@ -3,7 +3,7 @@ import { AdminModule } from '@relaygram/admin';
 import { DispatcherModule } from '@relaygram/dispatcher';
 import { GatewayModule } from '@relaygram/gateway';
 import { IngressModule } from '@relaygram/ingress';
-import { CoreModule, type BootContext } from '@relaygram/observability';
+import { CoreModule, type BootContext } from '@relaygram/platform';
 
 /** The three feature modules side by side in one process, for small installs. */
 @Module({})

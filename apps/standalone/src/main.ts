@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { runApp } from '@relaygram/observability';
+import { runApp } from '@relaygram/platform';
 import { StandaloneAppModule } from './app.module';
 import { standaloneBanner } from './standalone-banner';
 

@@ -1,5 +1,5 @@
 import { ConfigService } from '@relaygram/config';
-import type { RunningApp } from '@relaygram/observability';
+import type { RunningApp } from '@relaygram/platform';
 
 /**
  * What a first start shows besides the listening line: where each surface answers, whether

@@ -1,4 +1,4 @@
-import { startApp, type RunningApp } from '@relaygram/observability';
+import { startApp, type RunningApp } from '@relaygram/platform';
 import { createRedis, waitForRedis, type RelaygramRedis } from '@relaygram/queue';
 import { request } from 'undici';
 import { captureLogs, testAppEnv } from '@relaygram/testing';

@@ -1,4 +1,5 @@
-import { HealthRegistry, type RunningApp } from '@relaygram/observability';
+import { HealthRegistry } from '@relaygram/observability';
+import type { RunningApp } from '@relaygram/platform';
 import {
   createRedis,
   DrainScheduler,

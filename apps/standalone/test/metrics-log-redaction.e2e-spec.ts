@@ -1,4 +1,4 @@
-import type { RunningApp } from '@relaygram/observability';
+import type { RunningApp } from '@relaygram/platform';
 import { RecordingReceiver, TelegramEmulator, type BotIdentity } from '@relaygram/testing';
 import { request } from 'undici';
 import {

@@ -1,4 +1,4 @@
-import { startApp, type RunningApp } from '@relaygram/observability';
+import { startApp, type RunningApp } from '@relaygram/platform';
 import { discardLogs, testAppEnv, writeTestConfig, type TestConfigFile } from '@relaygram/testing';
 import { connect, type Socket } from 'node:net';
 import { StandaloneAppModule } from '../src/app.module';

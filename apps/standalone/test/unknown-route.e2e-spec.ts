@@ -1,4 +1,4 @@
-import { startApp, type RunningApp } from '@relaygram/observability';
+import { startApp, type RunningApp } from '@relaygram/platform';
 import { request } from 'undici';
 import { Writable } from 'node:stream';
 import { testAppEnv, writeTestConfig, type TestConfigFile } from '@relaygram/testing';

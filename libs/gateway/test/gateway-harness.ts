@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { LogLevel } from '@relaygram/config';
-import { CoreModule, startApp, type BootContext, type RunningApp } from '@relaygram/observability';
+import { CoreModule, startApp, type BootContext, type RunningApp } from '@relaygram/platform';
 import {
   TelegramEmulator,
   testAppEnv,

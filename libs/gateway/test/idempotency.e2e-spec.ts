@@ -1,4 +1,4 @@
-import type { RunningApp } from '@relaygram/observability';
+import type { RunningApp } from '@relaygram/platform';
 import { createRedis } from '@relaygram/queue';
 import { startGatewayHarness, type GatewayHarness } from './gateway-harness';
 import { post, type JsonAnswer } from './http-client';

@@ -1,5 +1,5 @@
 import { startRedisServer, type LocalRedis } from '@relaygram/queue';
-import type { RunningApp } from '@relaygram/observability';
+import type { RunningApp } from '@relaygram/platform';
 import type { RecordedCall } from '@relaygram/testing';
 import { request } from 'undici';
 import { startGatewayHarness, type GatewayHarness } from './gateway-harness';

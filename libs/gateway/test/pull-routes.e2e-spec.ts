@@ -13,7 +13,7 @@ import {
   type RelaygramRedis,
 } from '@relaygram/queue';
 import { redisUrl } from '@relaygram/queue/testing';
-import type { RunningApp } from '@relaygram/observability';
+import type { RunningApp } from '@relaygram/platform';
 import { tcpConnectionsTo } from '@relaygram/testing';
 import { request } from 'undici';
 import { clientToken, startGatewayHarness, type GatewayHarness } from './gateway-harness';

@@ -4,9 +4,12 @@ export * from './health/bot-status-reader';
 export { webhookProblem, WEBHOOK_ERROR_WINDOW_MS } from './health/webhook-drift';
 export * from './metrics/relaygram-metrics';
 export * from './logging/logger';
-export { currentRequestContext, REQUEST_ID_HEADER } from './logging/request-context';
-export * from './bootstrap/run-app';
-export { isManagementOnlyPath, MANAGEMENT_ONLY_PREFIXES } from './bootstrap/management-listener';
-export * from './bootstrap/core.module';
+export {
+  currentRequestContext,
+  requestIdFrom,
+  runWithRequestContext,
+  REQUEST_ID_HEADER,
+  type RequestContext,
+} from './logging/request-context';
 export { withTimeout, TimeoutError } from './timeout';
 export * from './health/pull-route-view';

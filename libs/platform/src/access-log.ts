@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { logUrl } from '../logging/logger';
+import { logUrl } from '@relaygram/observability';
 import { isManagementRequest } from './management-listener';
 
 /** Probes and scrapes come every few seconds and say nothing new: they are not logged. */

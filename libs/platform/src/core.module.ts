@@ -1,9 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ConfigModule } from '@relaygram/config';
 import { QueueModule } from '@relaygram/queue';
-import { ObservabilityModule } from '../observability.module';
-import type { RelaygramMetrics } from '../metrics/relaygram-metrics';
-import type { BootContext } from './run-app';
+import { ObservabilityModule, type RelaygramMetrics } from '@relaygram/observability';
+import type { BootContext } from './app-definition';
 
 /**
  * What every Relaygram process has under its features: the loaded config, the Redis
@@ -18,7 +17,12 @@ export class CoreModule {
     return {
       module: CoreModule,
       imports: [
-        ConfigModule.forRoot({ config: boot.config, env: boot.env, service: boot.service }),
+        ConfigModule.forRoot({
+          config: boot.config,
+          env: boot.env,
+          service: boot.service,
+          logger: boot.logger,
+        }),
         QueueModule.forRoot({
           redisUrl: boot.config.redis.url,
           prefix: boot.config.redis.prefix,

@@ -1,9 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import {
-  REQUEST_ID_HEADER,
-  requestIdFrom,
-  runWithRequestContext,
-} from '../logging/request-context';
+import { REQUEST_ID_HEADER, requestIdFrom, runWithRequestContext } from '@relaygram/observability';
 
 /** Marks requests that arrived on the management listener. */
 const MANAGEMENT = Symbol.for('relaygram.managementListener');

@@ -6,7 +6,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { loadConfigOrThrow, type RelaygramConfig } from '@relaygram/config';
 import { laneId } from '@relaygram/contracts';
 import { DispatcherModule, type DispatcherModuleOptions } from '@relaygram/dispatcher';
-import { CoreModule, startApp, type RunningApp } from '@relaygram/observability';
+import { CoreModule, startApp, type RunningApp } from '@relaygram/platform';
 import {
   DeadLetterStore,
   DrainScheduler,

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import type { Type } from '@nestjs/common';
 import { RedisKeys } from '@relaygram/contracts';
 import { IngressModule, type IngressOptionsInput } from '@relaygram/ingress';
-import { CoreModule, startApp, type RunningApp } from '@relaygram/observability';
+import { CoreModule, startApp, type RunningApp } from '@relaygram/platform';
 import {
   createRedis,
   decodeEntry,

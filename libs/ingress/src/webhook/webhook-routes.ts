@@ -1,7 +1,8 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { UpdateSource } from '@relaygram/contracts';
-import { BODY_LIMIT_BYTES, RELAYGRAM_LOGGER } from '@relaygram/observability';
+import { RELAYGRAM_LOGGER } from '@relaygram/observability';
+import { BODY_LIMIT_BYTES } from '@relaygram/platform';
 import type {
   FastifyError,
   FastifyInstance,
