@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { inspect } from 'node:util';
-import { Pool, type Dispatcher } from 'undici';
+import { Pool } from 'undici';
+import { passedHeaders, readAnswer, relayAnswer } from './answer-body';
 import {
   assertMethodName,
   assertTokenShape,
@@ -10,23 +11,14 @@ import {
   parseApiBase,
 } from './bot-api-paths';
 import { CallGuard } from './call-guard';
+import { CallOutcomes, eventCode } from './call-outcomes';
 import { resultElementTexts } from './result-elements';
 import { urlencodedBody } from './form-fields';
 import { createMultipartBody, type MultipartFields, type MultipartFile } from './multipart-body';
-import { errorCodeOf, networkReason } from './network-failure';
-import { redactToken } from './redact-token';
+import { forwardHeaders, jsonBody, type OutgoingBody } from './outgoing-request';
 import { relayBody, type RequestBodyFailure } from './request-body';
+import { TelegramAbortError, TelegramNetworkError, TelegramRequestError } from './telegram.errors';
 import {
-  TelegramAbortError,
-  TelegramError,
-  TelegramNetworkError,
-  TelegramRequestError,
-  TelegramTimeoutError,
-} from './telegram.errors';
-import {
-  CALL_ABORTED,
-  CALL_NETWORK_ERROR,
-  CALL_TIMEOUT,
   type CallOptions,
   type ForwardRequest,
   type StreamedResponse,
@@ -42,33 +34,17 @@ const DEFAULT_CONNECTIONS = 16;
 const KEEP_ALIVE_MS = 10_000;
 // Room past getUpdates' own `timeout` for Telegram to answer an expired long poll.
 const LONG_POLL_SLACK_MS = 10_000;
-// A JSON answer larger than this is not a Bot API answer (getUpdates tops out at a few MB).
-const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
-const MAX_DESCRIPTION_CHARS = 1024;
-const PASSED_HEADERS = [
-  'content-type',
-  'content-length',
-  'content-disposition',
-  'last-modified',
-  'etag',
-  'cache-control',
-] as const;
-// eslint-disable-next-line no-control-regex
-const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 
-interface OutgoingBody {
-  contentType: string;
-  body: string | Buffer | Readable;
-  contentLength?: number;
-  failure?: () => RequestBodyFailure | undefined;
-}
-
-interface RawAnswer {
-  ok: boolean;
-  result?: unknown;
-  error_code?: unknown;
-  description?: unknown;
-  parameters?: unknown;
+/** One streamed exchange: a forwarded call or a file download. */
+interface StreamCall {
+  /** The Bot API method, as events and errors name it. */
+  method: string;
+  path: string;
+  httpMethod: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: Buffer | Readable;
+  bodyFailure?: () => RequestBodyFailure | undefined;
+  options?: CallOptions;
 }
 
 /**
@@ -84,7 +60,7 @@ export class TelegramClient {
   readonly #botPath: string;
   readonly #filePath: string;
   readonly #hostPort: string;
-  readonly #secrets: readonly string[];
+  readonly #outcomes: CallOutcomes;
   readonly #timeoutMs: number;
   readonly #onCall?: (event: TelegramCallEvent) => void;
   #closing?: Promise<void>;
@@ -99,8 +75,10 @@ export class TelegramClient {
     this.#hostPort = api.hostPort;
     const secretHalf = token.slice(token.indexOf(':') + 1);
     // A suffix of the token is the whole token only when there is no colon: no value compare.
-    this.#secrets =
-      secretHalf.length >= 8 && secretHalf.length < token.length ? [token, secretHalf] : [token];
+    this.#outcomes = new CallOutcomes(
+      api.hostPort,
+      secretHalf.length >= 8 && secretHalf.length < token.length ? [token, secretHalf] : [token],
+    );
     this.#timeoutMs = positiveOr(options.timeoutMs, DEFAULT_TIMEOUT_MS);
     this.#onCall = options.onCall;
     this.#pool = new Pool(api.origin, {
@@ -213,13 +191,14 @@ export class TelegramClient {
       failure = relayed.failure;
     }
     const path = `${this.#botPath}/${method}${query ? `?${query}` : ''}`;
-    return this.#stream(method, path, request.httpMethod, headers, body, failure, options);
+    const httpMethod = request.httpMethod;
+    return this.#stream({ method, path, httpMethod, headers, body, bodyFailure: failure, options });
   }
 
   /** Streams `/file/bot<token>/<filePath>` (a getFile `file_path`); status passed through. */
   async downloadFile(filePath: string, options?: CallOptions): Promise<StreamedResponse> {
     const path = `${this.#filePath}/${encodeFilePath(filePath)}`;
-    return this.#stream('downloadFile', path, 'GET', {}, undefined, undefined, options);
+    return this.#stream({ method: 'downloadFile', path, httpMethod: 'GET', headers: {}, options });
   }
 
   get closed(): boolean {
@@ -279,11 +258,11 @@ export class TelegramClient {
         signal: guard.signal,
       });
       const text = await readAnswer(response.body);
-      const result = this.#parseAnswer<T>(method, response.statusCode, text);
+      const result = this.#outcomes.answerResult<T>(method, response.statusCode, text);
       this.#emit({ method, ok: true, started });
       return { result, text };
     } catch (error) {
-      const failure = this.#failure(method, error, guard, outgoing.failure?.());
+      const failure = this.#outcomes.failure(method, error, guard, outgoing.failure?.());
       this.#emit({ method, ok: false, errorCode: eventCode(failure), started });
       throw failure;
     } finally {
@@ -291,15 +270,8 @@ export class TelegramClient {
     }
   }
 
-  async #stream(
-    method: string,
-    path: string,
-    httpMethod: 'GET' | 'POST',
-    headers: Record<string, string>,
-    body: Buffer | Readable | undefined,
-    bodyFailure: (() => RequestBodyFailure | undefined) | undefined,
-    options: CallOptions | undefined,
-  ): Promise<StreamedResponse> {
+  async #stream(call: StreamCall): Promise<StreamedResponse> {
+    const { method, options } = call;
     const started = performance.now();
     const timeoutMs = this.#timeout(options);
     const guard = new CallGuard(timeoutMs, options?.signal);
@@ -307,10 +279,10 @@ export class TelegramClient {
       if (guard.aborted) throw new TelegramAbortError({ method });
       this.#assertOpen(method);
       const response = await this.#pool.request({
-        path,
-        method: httpMethod,
-        headers,
-        body,
+        path: call.path,
+        method: call.httpMethod,
+        headers: call.headers,
+        body: call.body,
         signal: guard.signal,
         bodyTimeout: timeoutMs,
       });
@@ -320,96 +292,16 @@ export class TelegramClient {
       return {
         statusCode: response.statusCode,
         headers: passedHeaders(response.headers),
-        body: this.#relayAnswer(method, response.body, guard),
+        body: relayAnswer(response.body, guard, (error) =>
+          this.#outcomes.failure(method, error, guard, undefined),
+        ),
       };
     } catch (error) {
       guard.dispose();
-      const failure = this.#failure(method, error, guard, bodyFailure?.());
+      const failure = this.#outcomes.failure(method, error, guard, call.bodyFailure?.());
       this.#emit({ method, ok: false, errorCode: eventCode(failure), started });
       throw failure;
     }
-  }
-
-  /**
-   * Telegram's body through a Readable of our own, so a failure mid-stream reaches
-   * the consumer as one of our errors, never as undici's. Destroying it releases
-   * the connection at once.
-   */
-  #relayAnswer(method: string, source: Readable, guard: CallGuard): Readable {
-    const relay = new Readable({
-      read: () => {
-        source.resume();
-      },
-      destroy: (error, callback) => {
-        guard.dispose();
-        source.destroy();
-        callback(error);
-      },
-    });
-    source.on('data', (chunk: Buffer) => {
-      if (!relay.push(chunk)) source.pause();
-    });
-    source.once('end', () => {
-      guard.dispose();
-      relay.push(null);
-    });
-    source.on('error', (error) => relay.destroy(this.#failure(method, error, guard, undefined)));
-    return relay;
-  }
-
-  #parseAnswer<T>(method: string, statusCode: number, text: string | undefined): T {
-    const answer = parseRawAnswer(text);
-    if (!answer) {
-      throw new TelegramNetworkError({
-        method,
-        code: 'EBADANSWER',
-        reason:
-          text === undefined
-            ? `HTTP ${statusCode} answer from ${this.#hostPort} is larger than ${MAX_ANSWER_BYTES} bytes`
-            : `HTTP ${statusCode} answer from ${this.#hostPort} is not Bot API JSON`,
-        statusCode,
-      });
-    }
-    if (answer.ok) return answer.result as T;
-    const parameters = isObject(answer.parameters) ? answer.parameters : {};
-    throw new TelegramError({
-      method,
-      httpStatus: statusCode,
-      errorCode: isInteger(answer.error_code) ? answer.error_code : statusCode,
-      description:
-        typeof answer.description === 'string'
-          ? this.#scrub(answer.description).slice(0, MAX_DESCRIPTION_CHARS)
-          : `HTTP ${statusCode}`,
-      retryAfter: isInteger(parameters.retry_after) ? parameters.retry_after : undefined,
-      migrateToChatId: isInteger(parameters.migrate_to_chat_id)
-        ? parameters.migrate_to_chat_id
-        : undefined,
-    });
-  }
-
-  #failure(
-    method: string,
-    error: unknown,
-    guard: CallGuard,
-    bodyFailure: RequestBodyFailure | undefined,
-  ): Error {
-    // Only this class creates these two, from Telegram's answer: pass them on.
-    if (error instanceof TelegramError || error instanceof TelegramNetworkError) return error;
-    if (error instanceof TelegramRequestError || error instanceof TelegramAbortError) return error;
-    if (guard.timedOut) return new TelegramTimeoutError({ method, timeoutMs: guard.timeoutMs });
-    if (guard.aborted) return new TelegramAbortError({ method });
-    if (bodyFailure) {
-      return new TelegramNetworkError({
-        method,
-        code: bodyFailure.code,
-        reason: this.#scrub(bodyFailure.reason),
-      });
-    }
-    const code = errorCodeOf(error) ?? 'EUNKNOWN';
-    if (code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT') {
-      return new TelegramTimeoutError({ method, timeoutMs: guard.timeoutMs });
-    }
-    return new TelegramNetworkError({ method, code, reason: networkReason(code, this.#hostPort) });
   }
 
   #callTimeout(
@@ -444,13 +336,6 @@ export class TelegramClient {
     return timeoutMs;
   }
 
-  /** Defence in depth for text that came from outside (an odd proxy could echo the path). */
-  #scrub(text: string): string {
-    let clean = redactToken(text);
-    for (const secret of this.#secrets) clean = clean.split(secret).join('***');
-    return clean;
-  }
-
   #emit(fields: { method: string; ok: boolean; errorCode?: number; started: number }): void {
     if (!this.#onCall) return;
     const event: TelegramCallEvent = {
@@ -466,91 +351,6 @@ export class TelegramClient {
       // A metrics hook must never change the outcome of a call.
     }
   }
-}
-
-function jsonBody(params: Record<string, unknown> | undefined): OutgoingBody {
-  let body: string;
-  try {
-    body = JSON.stringify(params ?? {});
-  } catch {
-    throw new TelegramRequestError('params cannot be encoded as JSON');
-  }
-  return { contentType: 'application/json', body };
-}
-
-function forwardHeaders(request: ForwardRequest): Record<string, string> {
-  if (request.httpMethod !== 'GET' && request.httpMethod !== 'POST') {
-    throw new TelegramRequestError('forward httpMethod must be GET or POST');
-  }
-  if (request.httpMethod === 'GET' && request.body !== undefined) {
-    throw new TelegramRequestError('a forwarded GET carries no body');
-  }
-  const headers: Record<string, string> = {};
-  if (request.contentType !== undefined) {
-    if (CONTROL_CHARS.test(request.contentType)) {
-      throw new TelegramRequestError('forward contentType must not contain control characters');
-    }
-    headers['content-type'] = request.contentType;
-  }
-  const length = Buffer.isBuffer(request.body) ? request.body.length : request.contentLength;
-  if (length !== undefined) {
-    if (!Number.isSafeInteger(length) || length < 0) {
-      throw new TelegramRequestError('forward contentLength must be a non-negative integer');
-    }
-    headers['content-length'] = String(length);
-  }
-  return headers;
-}
-
-async function readAnswer(body: Readable): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_ANSWER_BYTES) {
-      body.destroy();
-      return undefined;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size).toString('utf8');
-}
-
-function parseRawAnswer(text: string | undefined): RawAnswer | undefined {
-  if (text === undefined) return undefined;
-  let answer: unknown;
-  try {
-    answer = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  return isObject(answer) && typeof answer.ok === 'boolean'
-    ? (answer as unknown as RawAnswer)
-    : undefined;
-}
-
-function passedHeaders(headers: Dispatcher.ResponseData['headers']): Record<string, string> {
-  const passed: Record<string, string> = {};
-  for (const name of PASSED_HEADERS) {
-    const value = headers[name];
-    if (value !== undefined) passed[name] = Array.isArray(value) ? value.join(', ') : value;
-  }
-  return passed;
-}
-
-function eventCode(error: Error): number {
-  if (error instanceof TelegramError) return error.errorCode;
-  if (error instanceof TelegramTimeoutError) return CALL_TIMEOUT;
-  if (error instanceof TelegramAbortError) return CALL_ABORTED;
-  return CALL_NETWORK_ERROR;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function isInteger(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value);
 }
 
 function positiveOr(value: number | undefined, fallback: number): number {

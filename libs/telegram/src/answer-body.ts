@@ -1,0 +1,98 @@
+import { Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import type { CallGuard } from './call-guard';
+
+// A JSON answer larger than this is not a Bot API answer (getUpdates tops out at a few MB).
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+const PASSED_HEADERS = [
+  'content-type',
+  'content-length',
+  'content-disposition',
+  'last-modified',
+  'etag',
+  'cache-control',
+] as const;
+
+export interface RawAnswer {
+  ok: boolean;
+  result?: unknown;
+  error_code?: unknown;
+  description?: unknown;
+  parameters?: unknown;
+}
+
+export async function readAnswer(body: Readable): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_ANSWER_BYTES) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
+}
+
+export function parseRawAnswer(text: string | undefined): RawAnswer | undefined {
+  if (text === undefined) return undefined;
+  let answer: unknown;
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return isObject(answer) && typeof answer.ok === 'boolean'
+    ? (answer as unknown as RawAnswer)
+    : undefined;
+}
+
+/** The content headers of Telegram's answer that a forwarded call passes on. */
+export function passedHeaders(headers: Dispatcher.ResponseData['headers']): Record<string, string> {
+  const passed: Record<string, string> = {};
+  for (const name of PASSED_HEADERS) {
+    const value = headers[name];
+    if (value !== undefined) passed[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return passed;
+}
+
+/**
+ * Telegram's body through a Readable of our own, so a failure mid-stream reaches
+ * the consumer as one of our errors, never as undici's. Destroying it releases
+ * the connection at once.
+ */
+export function relayAnswer(
+  source: Readable,
+  guard: CallGuard,
+  fail: (error: unknown) => Error,
+): Readable {
+  const relay = new Readable({
+    read: () => {
+      source.resume();
+    },
+    destroy: (error, callback) => {
+      guard.dispose();
+      source.destroy();
+      callback(error);
+    },
+  });
+  source.on('data', (chunk: Buffer) => {
+    if (!relay.push(chunk)) source.pause();
+  });
+  source.once('end', () => {
+    guard.dispose();
+    relay.push(null);
+  });
+  source.on('error', (error) => relay.destroy(fail(error)));
+  return relay;
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function isInteger(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value);
+}
