@@ -5,22 +5,17 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { ConfigService, type RelaygramConfig } from '@relaygram/config';
-import { HealthRegistry, RELAYGRAM_LOGGER } from '@relaygram/observability';
-import { DrainScheduler } from '@relaygram/queue';
+import { RELAYGRAM_LOGGER } from '@relaygram/observability';
 import type { Logger } from 'pino';
-import { TargetClient } from './delivery/target-client';
-import { WebhookReplyExecutor } from './delivery/webhook-reply.executor';
-import { DISPATCHER_OPTIONS, type ResolvedDispatcherOptions } from './dispatcher-options';
+import { DeliveryAttempts } from './delivery/delivery-attempts';
 import { DispatcherInbox } from './lanes/dispatcher-inbox';
-import { LaneDrainer } from './lanes/lane-drainer';
 import { MaintenanceScheduler } from './maintenance/maintenance-scheduler';
-import { MaintenanceProcessor } from './maintenance/maintenance.processor';
 import { RouteRuntimes } from './routes/route-runtimes';
 import { DeliveryWorkers } from './workers/delivery-workers';
 
 /**
- * Starts the dispatcher once the app is up, follows config reloads, reports readiness,
- * and stops it in order on shutdown.
+ * Starts the dispatcher once the app is up, follows config reloads, and stops it in
+ * order on shutdown.
  */
 @Injectable()
 export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -31,16 +26,10 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
     private readonly config: ConfigService,
     private readonly routes: RouteRuntimes,
     private readonly workers: DeliveryWorkers,
-    private readonly drainer: LaneDrainer,
     private readonly inbox: DispatcherInbox,
-    private readonly scheduler: DrainScheduler,
-    private readonly target: TargetClient,
-    private readonly replies: WebhookReplyExecutor,
+    private readonly attempts: DeliveryAttempts,
     private readonly maintenance: MaintenanceScheduler,
-    private readonly maintenanceWorker: MaintenanceProcessor,
-    private readonly health: HealthRegistry,
     @Inject(RELAYGRAM_LOGGER) private readonly logger: Logger,
-    @Inject(DISPATCHER_OPTIONS) private readonly options: ResolvedDispatcherOptions,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -50,19 +39,11 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
       this.workers.ensure(route.name, route.concurrency, route.ordering === 'strict');
     }
     this.inbox.start();
-    void this.#announce();
+    void this.inbox.announce();
     this.maintenance.start();
     this.#unsubscribe = this.config.onReload((next) => {
       this.#reloads = this.#reloads.then(() => this.#apply(next));
       return this.#reloads;
-    });
-    this.health.addReadinessCheck('dispatcher', () => {
-      const { running, down } = this.workers.status();
-      const maintenance = this.maintenanceWorker.running();
-      return {
-        ready: down.length === 0 && maintenance,
-        detail: { routes: running.length, down, maintenance },
-      };
     });
     this.logger.info(
       { routes: routes.map((route) => route.name) },
@@ -80,26 +61,9 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
   async beforeApplicationShutdown(): Promise<void> {
     this.#unsubscribe?.();
     await this.inbox.leave();
-    this.drainer.stop();
-    const grace = setTimeout(() => this.target.abortAll(), this.options.shutdownGraceMs);
-    grace.unref();
-    try {
-      this.maintenance.stop();
-      await this.workers.close();
-    } finally {
-      clearTimeout(grace);
-    }
-    await Promise.all([this.target.close(), this.replies.close(), this.inbox.close()]);
-  }
-
-  /** This replica's slots, announced at once, and jobs armed for what already waits. */
-  async #announce(): Promise<void> {
-    try {
-      await this.scheduler.add(await this.inbox.announce());
-    } catch (error) {
-      // The heartbeat and the reconciler do the same a little later.
-      this.logger.warn({ err: error }, 'could not announce this dispatcher yet');
-    }
+    this.maintenance.stop();
+    await this.workers.close();
+    await Promise.all([this.attempts.close(), this.inbox.close()]);
   }
 
   async #apply(next: RelaygramConfig): Promise<void> {
@@ -108,8 +72,8 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
       this.workers.ensure(route.name, route.concurrency, route.ordering === 'strict');
     }
     const removals = changes.removed.map((name) => this.workers.remove(name));
-    await this.#announce();
-    await this.replies.replace(next);
+    await this.inbox.announce();
+    await this.attempts.reload(next);
     if (changes.added.length || changes.changed.length || changes.removed.length) {
       this.logger.info(changes, 'dispatcher routes reloaded');
     }
@@ -117,7 +81,7 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
     // lanes on: another replica that still serves the route takes them, or the
     // reconciler moves them to dead letters once no replica has served it for a while.
     void Promise.all(removals)
-      .then(() => this.target.retain(this.routes.origins()))
+      .then(() => this.attempts.retain(this.routes.origins()))
       .then(() => this.maintenance.reconcileSoon());
   }
 }

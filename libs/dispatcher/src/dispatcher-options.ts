@@ -60,6 +60,8 @@ export const DISPATCHER_DEFAULTS: ResolvedDispatcherOptions = Object.freeze({
 });
 
 export const DISPATCHER_OPTIONS = Symbol('RELAYGRAM_DISPATCHER_OPTIONS');
+/** The process logger with `component: dispatcher` on every line. */
+export const DISPATCHER_LOGGER = Symbol('RELAYGRAM_DISPATCHER_LOGGER');
 
 /** The options, over the defaults, over what RELAYGRAM_FAULTS asks of the chaos suite. */
 export function resolveDispatcherOptions(

@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import { Pool } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
@@ -52,6 +53,7 @@ const EMPTY = Buffer.alloc(0);
  * undici's own timers are used rather than a timer and an AbortController per attempt:
  * they cost nothing per request, at a resolution of about half a second.
  */
+@Injectable()
 export class TargetClient {
   readonly #pools = new Map<string, Pool>();
   #inFlight = 0;

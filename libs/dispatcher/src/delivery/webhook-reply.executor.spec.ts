@@ -52,7 +52,12 @@ describe('WebhookReplyExecutor pacing', () => {
   }
 
   function executor(cfg: RelaygramConfig, metrics: RelaygramMetrics, pacer?: OutboundPacer) {
-    const made = new WebhookReplyExecutor(cfg, metrics, pino({ level: 'silent' }), pacer);
+    const made = new WebhookReplyExecutor(
+      { config: cfg },
+      metrics,
+      pino({ level: 'silent' }),
+      pacer,
+    );
     executors.push(made);
     return made;
   }

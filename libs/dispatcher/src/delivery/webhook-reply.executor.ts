@@ -1,5 +1,7 @@
-import { RESERVED_METHODS, type RelaygramConfig } from '@relaygram/config';
-import type { RelaygramMetrics } from '@relaygram/observability';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { ConfigService, RESERVED_METHODS, type RelaygramConfig } from '@relaygram/config';
+import { errorMessage } from '@relaygram/contracts';
+import { RelaygramMetrics } from '@relaygram/observability';
 import { OutboundPacer, type PaceResult } from '@relaygram/pacing';
 import {
   TelegramClients,
@@ -7,8 +9,8 @@ import {
   isBotApiMethodName,
   type TelegramCallEvent,
 } from '@relaygram/telegram';
-import { errorMessage } from '@relaygram/contracts';
 import type { Logger } from 'pino';
+import { DISPATCHER_LOGGER } from '../dispatcher-options';
 
 /**
  * What happened to a webhook reply: the `outcome` label of the metric. `paced`: its bot
@@ -47,6 +49,7 @@ const NOT_FOUND = 404;
  * gateway of a standalone process share one fallback budget; without one the executor
  * connects a pacer of its own.
  */
+@Injectable()
 export class WebhookReplyExecutor {
   #clients: TelegramClients | undefined;
   #config: RelaygramConfig;
@@ -55,10 +58,10 @@ export class WebhookReplyExecutor {
   readonly #methodLabels = new Set<string>();
 
   constructor(
-    config: RelaygramConfig,
+    @Inject(ConfigService) { config }: Pick<ConfigService, 'config'>,
     private readonly metrics: RelaygramMetrics,
-    private readonly logger: Logger,
-    pacer?: OutboundPacer,
+    @Inject(DISPATCHER_LOGGER) private readonly logger: Logger,
+    @Optional() pacer?: OutboundPacer,
   ) {
     this.#config = config;
     this.#clients = this.#build(config);

@@ -1,26 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { Inject, Injectable } from '@nestjs/common';
+import { ConfigService } from '@relaygram/config';
 import { DISPATCHER_HEARTBEAT_MS, DISPATCHER_PRESENCE_TTL_MS } from '@relaygram/contracts';
 import {
+  DrainScheduler,
+  LaneStore,
+  QUEUE_CONTEXT,
   createRedis,
   decodeHandOff,
   type DrainJobsToAdd,
   type HandOff,
-  type LaneStore,
   type QueueContext,
   type RelaygramRedis,
 } from '@relaygram/queue';
 import type { Logger } from 'pino';
+import { DISPATCHER_LOGGER } from '../dispatcher-options';
+import { RouteRuntimes } from '../routes/route-runtimes';
 
 interface Waiter {
   resolve(handOff: HandOff | undefined): void;
   timer: NodeJS.Timeout;
-}
-
-export interface DispatcherInboxSettings {
-  redisUrl: string;
-  heartbeatMs?: number;
-  presenceTtlMs?: number;
 }
 
 /**
@@ -38,6 +38,7 @@ export interface DispatcherInboxSettings {
  * arrives (the subscriber was reconnecting) is not lost: the lane is recorded as the
  * job's, and the job's `retire` at the end of its wait returns it.
  */
+@Injectable()
 export class DispatcherInbox {
   /** Unique per process start; never contains `|` (the scripts' separator). */
   readonly id = `${hostname().replace(/[|\s]/g, '-')}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -50,13 +51,14 @@ export class DispatcherInbox {
   #present = false;
 
   constructor(
-    private readonly ctx: QueueContext,
+    @Inject(QUEUE_CONTEXT) private readonly ctx: QueueContext,
     private readonly lanes: LaneStore,
-    private readonly slots: () => readonly { route: string; slots: number }[],
-    private readonly logger: Logger,
-    private readonly settings: DispatcherInboxSettings,
+    private readonly routes: RouteRuntimes,
+    private readonly scheduler: DrainScheduler,
+    config: ConfigService,
+    @Inject(DISPATCHER_LOGGER) private readonly logger: Logger,
   ) {
-    this.#subscriber = createRedis(settings.redisUrl, {
+    this.#subscriber = createRedis(config.config.redis.url, {
       mode: 'blocking',
       connectionName: 'relaygram-dispatcher-inbox',
     });
@@ -84,29 +86,34 @@ export class DispatcherInbox {
     const beat = () => {
       if (this.#closed) return;
       this.lanes
-        .heartbeat(this.id, this.settings.presenceTtlMs ?? DISPATCHER_PRESENCE_TTL_MS, this.slots())
+        .heartbeat(this.id, DISPATCHER_PRESENCE_TTL_MS, this.routes.slots())
         .then(() => (this.#present = !this.#closed))
         .catch((error: unknown) =>
           this.logger.warn({ err: error }, 'dispatcher heartbeat failed; retrying'),
         );
     };
     beat();
-    this.#heartbeat = setInterval(beat, this.settings.heartbeatMs ?? DISPATCHER_HEARTBEAT_MS);
+    this.#heartbeat = setInterval(beat, DISPATCHER_HEARTBEAT_MS);
     this.#heartbeat.unref();
   }
 
   /**
    * Announce the routes' slots now (at start, after a reload), not at the next
    * heartbeat, and arm jobs for what already waits: a backlog left for this replica's
-   * slots arms nothing else until a lane is newly scheduled.
+   * slots arms nothing else until a lane is newly scheduled. A failure is logged: the
+   * heartbeat and the reconciler do the same a little later.
    */
-  async announce(): Promise<DrainJobsToAdd> {
-    const slots = this.slots();
-    await this.lanes.heartbeat(
-      this.id,
-      this.settings.presenceTtlMs ?? DISPATCHER_PRESENCE_TTL_MS,
-      slots,
-    );
+  async announce(): Promise<void> {
+    try {
+      await this.scheduler.add(await this.#announce());
+    } catch (error) {
+      this.logger.warn({ err: error }, 'could not announce this dispatcher yet');
+    }
+  }
+
+  async #announce(): Promise<DrainJobsToAdd> {
+    const slots = this.routes.slots();
+    await this.lanes.heartbeat(this.id, DISPATCHER_PRESENCE_TTL_MS, slots);
     this.#present = !this.#closed;
     const jobs: DrainJobsToAdd = { arms: [], wakes: [] };
     for (const { route } of slots) {

@@ -1,4 +1,6 @@
+import { Inject, Injectable } from '@nestjs/common';
 import type { DrainJobRef, LaneStore } from '@relaygram/queue';
+import { DISPATCHER_OPTIONS, type ResolvedDispatcherOptions } from '../dispatcher-options';
 
 /**
  * What this process knows of its drain jobs' BullMQ locks, from the worker's renewal
@@ -7,14 +9,20 @@ import type { DrainJobRef, LaneStore } from '@relaygram/queue';
  * lock is read from Redis first, and a job whose lock lapsed stops. The lane scripts
  * fence every write with the lock anyway; this keeps a woken zombie from sending.
  */
+@Injectable()
 export class DrainLocks {
   readonly #held = new Map<string, { until: number; lost: boolean }>();
+  private readonly lockDurationMs: number;
+  /** Below this much lock left, ask Redis before sending. */
+  private readonly marginMs: number;
 
   constructor(
-    private readonly lockDurationMs: number,
-    /** Below this much lock left, ask Redis before sending. */
-    private readonly marginMs = Math.min(5_000, lockDurationMs / 3),
-  ) {}
+    @Inject(DISPATCHER_OPTIONS)
+    { lockDurationMs }: Pick<ResolvedDispatcherOptions, 'lockDurationMs'>,
+  ) {
+    this.lockDurationMs = lockDurationMs;
+    this.marginMs = Math.min(5_000, lockDurationMs / 3);
+  }
 
   track(job: DrainJobRef, now = Date.now()): void {
     this.#held.set(job.jobId, { until: now + this.lockDurationMs, lost: false });

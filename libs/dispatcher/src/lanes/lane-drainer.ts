@@ -1,42 +1,33 @@
-import type { Job } from 'bullmq';
-import { AttemptOutcome, DeadReason, JobName, routeOfQueue } from '@relaygram/contracts';
+import { Inject, Injectable } from '@nestjs/common';
+import { JobName, routeOfQueue } from '@relaygram/contracts';
 import {
-  isSpreadLane,
-  ownLane,
+  DrainScheduler,
   type ClaimedHead,
   type DrainJobRef,
   type DrainResult,
-  type DrainScheduler,
-  type FinishOutcome,
   type LaneStore,
   type ThenWhat,
 } from '@relaygram/queue';
 import type { Logger } from 'pino';
-import { classifyAttempt, isExpired, type AttemptResult } from '../delivery/attempt-classifier';
-import { parseRetryAfter, retryDelay } from '../delivery/backoff';
-import { buildDeliveryRequest } from '../delivery/delivery-request';
-import type { TargetAnswer, TargetClient } from '../delivery/target-client';
-import type { WebhookReplyExecutor } from '../delivery/webhook-reply.executor';
-import type { RouteRuntime, RouteRuntimes } from '../routes/route-runtimes';
-import type { DispatcherInbox } from './dispatcher-inbox';
-import type { DrainLocks } from './drain-locks';
+import { DeliveryAttempts } from '../delivery/delivery-attempts';
+import {
+  DISPATCHER_LOGGER,
+  DISPATCHER_OPTIONS,
+  type ResolvedDispatcherOptions,
+} from '../dispatcher-options';
+import { RouteRuntimes } from '../routes/route-runtimes';
+import type { QueueJob } from '../workers/job-processors';
+import { DispatcherInbox } from './dispatcher-inbox';
+import { DrainLocks } from './drain-locks';
 
-/** A 2xx JSON reply body is parsed up to this size; larger ones are not replies. */
-export const WEBHOOK_REPLY_LIMIT = 64 * 1024;
+/** The jobs of a route's delivery queue: drain jobs, and those of the engine before them. */
+export type DrainingJob = QueueJob<JobName.Drain> | QueueJob<JobName.DrainLane>;
 
-export interface LaneDrainerSettings {
-  /** A lane is handed on (if another waits) after this many deliveries in a row... */
-  batchSize: number;
-  /** ...or this long, so one busy lane cannot keep others from a worker slot. */
-  batchTimeMs: number;
-  /** How long a job with nothing ready waits for a hand-off before it ends. */
-  lingerMs: number;
-  /** A job ends after this long (handing its lane on), so locks and memory stay fresh. */
-  lifetimeMs: number;
-  /** Chaos suite only: probability of a SIGKILL right after claiming another lane / yielding. */
-  dieAfterClaim: number;
-  dieAfterYield: number;
-}
+/** What a drain job's run reads of the dispatcher's options. */
+type DrainSettings = Pick<
+  ResolvedDispatcherOptions,
+  'batchSize' | 'batchTimeMs' | 'lingerMs' | 'lifetimeMs' | 'dieAfterClaim' | 'dieAfterYield'
+>;
 
 /** One run of one drain job. */
 interface DrainRun {
@@ -75,19 +66,23 @@ interface DrainRun {
  * checks its lock before its next send and stops. Errors (Redis away...) are thrown,
  * never swallowed: BullMQ re-runs the job, which takes back its lane.
  */
+@Injectable()
 export class LaneDrainer {
   #stopping = false;
+  /** Without path redaction, as the attempts' lines (see DeliveryAttempts). */
+  private readonly logger: Logger;
 
   constructor(
     private readonly routes: RouteRuntimes,
-    private readonly target: TargetClient,
-    private readonly replies: WebhookReplyExecutor,
+    private readonly attempts: DeliveryAttempts,
     private readonly scheduler: DrainScheduler,
     private readonly inbox: DispatcherInbox,
     private readonly locks: DrainLocks,
-    private readonly logger: Logger,
-    private readonly settings: LaneDrainerSettings,
-  ) {}
+    @Inject(DISPATCHER_LOGGER) logger: Logger,
+    @Inject(DISPATCHER_OPTIONS) private readonly settings: DrainSettings,
+  ) {
+    this.logger = logger.child({}, { redact: { paths: [] } });
+  }
 
   /** From now on, jobs hand their lanes on after the attempt in progress, and end. */
   stop(): void {
@@ -95,7 +90,12 @@ export class LaneDrainer {
     this.inbox.interruptAll();
   }
 
-  async drain(job: Job, token: string | undefined, lanes: LaneStore): Promise<void> {
+  /** Shutdown past its grace: attempts still in flight are cut; their lanes go on. */
+  cutAttempts(): void {
+    this.attempts.abortAll();
+  }
+
+  async drain(job: DrainingJob, token: string | undefined, lanes: LaneStore): Promise<void> {
     const route = routeOfQueue(job.queueName);
     if (token === undefined || job.id === undefined || route === undefined) {
       throw new Error('a drain job runs only with its id, its lock token and a delivery queue');
@@ -106,7 +106,7 @@ export class LaneDrainer {
       lock: token,
       lockKey: this.scheduler.lockKey(route, job.id),
     };
-    if (job.name === JobName.DrainLane) await this.#adoptLegacy(job, lanes);
+    if (job.name === JobName.DrainLane) await this.#adoptLegacy(job.data, lanes);
     const run: DrainRun = {
       ref,
       lanes,
@@ -174,7 +174,7 @@ export class LaneDrainer {
       return undefined;
     }
 
-    const outcome = await this.#attempt(route, head);
+    const outcome = await this.attempts.attempt(route, head);
     if (outcome === 'aborted') {
       // Shutdown cut the attempt: the lane goes to another job (another replica, or
       // this one after a restart), where the head is sent again.
@@ -257,185 +257,13 @@ export class LaneDrainer {
    * A `drain-lane` job of the engine before drain jobs: the lane it names is put back
    * where drain jobs find it (if nothing holds or lists it), then the job drains as any.
    */
-  async #adoptLegacy(job: Job, lanes: LaneStore): Promise<void> {
-    const lane = (job.data as { lane?: unknown }).lane;
+  async #adoptLegacy(
+    { lane }: QueueJob<JobName.DrainLane>['data'],
+    lanes: LaneStore,
+  ): Promise<void> {
+    // Written by an older release: a job without a lane has nothing to put back.
     if (typeof lane !== 'string') return;
     const repaired = await lanes.repairLane(lane);
     await this.#addJobs({ step: { kind: 'end' }, jobs: repaired.jobs });
-  }
-
-  /** One attempt on the head; what the lane does with it, or 'aborted' by shutdown. */
-  async #attempt(route: RouteRuntime, head: ClaimedHead): Promise<FinishOutcome | 'aborted'> {
-    const { entry } = head;
-    const fields = {
-      bot: entry.bot,
-      update_id: entry.updateId,
-      route: route.config.name,
-      attempt: head.attempt,
-      delivery_id: entry.deliveryId,
-    };
-    const startedAt = Date.now();
-    if (isExpired(entry, route.config.retry.maxAgeMs, startedAt)) {
-      return this.#expired(route, head, fields);
-    }
-
-    const request = buildDeliveryRequest(entry, route.prepared, head.attempt);
-    const answer = await this.target.send({
-      origin: route.origin,
-      path: route.path,
-      headers: request.headers,
-      body: request.body,
-      timeoutMs: route.config.timeoutMs,
-      replyLimit: route.config.webhookReply ? WEBHOOK_REPLY_LIMIT : 0,
-    });
-    const finishedAt = Date.now();
-    const ms = finishedAt - startedAt;
-    if (answer.kind === 'aborted') {
-      this.logger.warn(
-        { ...fields, status: 0, outcome: 'handed-back', ms },
-        'delivery cut short by shutdown',
-      );
-      return 'aborted';
-    }
-    return this.#outcome(route, head, answer, { fields, finishedAt, ms });
-  }
-
-  #expired(route: RouteRuntime, head: ClaimedHead, fields: Record<string, unknown>): FinishOutcome {
-    const attempts = head.attempt - 1;
-    this.#dead(route, attempts, DeadReason.Expired);
-    this.logger.warn(
-      {
-        ...fields,
-        attempt: attempts,
-        status: head.lastStatus ?? 0,
-        outcome: 'dead',
-        reason: DeadReason.Expired,
-      },
-      'delivery expired (max_age) before its next attempt',
-    );
-    return {
-      kind: 'dead',
-      dead: {
-        reason: DeadReason.Expired,
-        attempts,
-        lastStatus: head.lastStatus,
-        lastBody: head.lastBody || undefined,
-        lastError: head.lastError || undefined,
-      },
-    };
-  }
-
-  async #outcome(
-    route: RouteRuntime,
-    head: ClaimedHead,
-    answer: Exclude<TargetAnswer, { kind: 'aborted' }>,
-    timing: { fields: Record<string, unknown>; finishedAt: number; ms: number },
-  ): Promise<FinishOutcome> {
-    const { entry } = head;
-    const { fields, finishedAt, ms } = timing;
-    const status = answer.kind === 'response' ? answer.status : 0;
-    const verdict = classifyAttempt(
-      attemptResultOf(answer),
-      head.consecutive5xx,
-      route.config.retry.maxConsecutive5xx,
-    );
-    switch (verdict.outcome) {
-      case AttemptOutcome.Delivered: {
-        route.counters.delivered.inc();
-        route.counters.latency.observe((finishedAt - entry.acceptedAt) / 1000);
-        route.counters.attempts.observe(head.attempt);
-        this.logger.info({ ...fields, status, outcome: 'delivered', ms }, 'delivered');
-        if (answer.kind === 'response' && answer.json && answer.complete && answer.body.length) {
-          await this.replies.execute(
-            {
-              route: route.config.name,
-              bot: entry.bot,
-              updateId: entry.updateId,
-              deliveryId: entry.deliveryId,
-            },
-            answer.body,
-          );
-        }
-        return { kind: 'delivered' };
-      }
-      case AttemptOutcome.Dead: {
-        this.#dead(route, head.attempt, verdict.reason);
-        this.logger.warn(
-          { ...fields, status, outcome: 'dead', reason: verdict.reason, ms },
-          verdict.reason === DeadReason.Poison
-            ? 'delivery dead: too many consecutive 5xx (max_consecutive_5xx)'
-            : 'delivery rejected by the target',
-        );
-        return {
-          kind: 'dead',
-          dead: {
-            reason: verdict.reason,
-            attempts: head.attempt,
-            lastStatus: status,
-            lastBody: answerBody(answer),
-            lastError: describe(answer),
-          },
-        };
-      }
-      default: {
-        const delay = retryDelay(
-          head.attempt,
-          route.config.retry.backoffCapMs,
-          answer.kind === 'response' ? parseRetryAfter(answer.retryAfter, finishedAt) : undefined,
-        );
-        route.counters.retried.inc();
-        this.logger.warn(
-          { ...fields, status, outcome: 'retry', error: describe(answer), retry_in_ms: delay, ms },
-          'delivery failed, will retry',
-        );
-        const retry = {
-          consecutive5xx: verdict.consecutive5xx,
-          lastStatus: status,
-          lastError: describe(answer),
-          lastBody: answerBody(answer),
-          nextAttemptAt: finishedAt + delay,
-        };
-        return isSpreadLane(head.lane)
-          ? { kind: 'detach', retry, ownLane: ownLane(head.lane, entry.deliveryId) }
-          : { kind: 'retry', retry };
-      }
-    }
-  }
-
-  #dead(route: RouteRuntime, attempts: number, reason: DeadReason): void {
-    route.counters.dead.inc();
-    route.counters.deadLettered(reason);
-    route.counters.attempts.observe(attempts);
-  }
-}
-
-function attemptResultOf(answer: Exclude<TargetAnswer, { kind: 'aborted' }>): AttemptResult {
-  switch (answer.kind) {
-    case 'response':
-      return { kind: 'response', status: answer.status };
-    case 'timeout':
-      return { kind: 'timeout' };
-    default:
-      return { kind: 'network' };
-  }
-}
-
-function answerBody(answer: TargetAnswer): string | undefined {
-  return answer.kind === 'response' && answer.body.length
-    ? answer.body.toString('utf8')
-    : undefined;
-}
-
-/** A short reason for logs and dead letters: never a URL (a query may hold a key). */
-function describe(answer: TargetAnswer): string {
-  switch (answer.kind) {
-    case 'response':
-      return `HTTP ${answer.status}`;
-    case 'timeout':
-      return 'timeout';
-    case 'network':
-      return `network error ${answer.code}`;
-    default:
-      return 'aborted';
   }
 }

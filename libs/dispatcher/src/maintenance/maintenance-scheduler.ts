@@ -1,24 +1,24 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectQueue } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
-import type { ConfigService } from '@relaygram/config';
-import { JobName, PRUNE_DEAD_LETTERS_EVERY_MS, type JobPayloads } from '@relaygram/contracts';
-import type { RelaygramMetrics } from '@relaygram/observability';
 import {
-  readRouteStats,
-  waitForRedis,
-  type DeadLetterStore,
-  type LaneReconciler,
-  type QueueContext,
-  type ReconcileReport,
-} from '@relaygram/queue';
+  JobName,
+  PRUNE_DEAD_LETTERS_EVERY_MS,
+  QueueName,
+  type JobPayloads,
+} from '@relaygram/contracts';
+import { RelaygramMetrics } from '@relaygram/observability';
+import { QUEUE_CONTEXT, readRouteStats, waitForRedis, type QueueContext } from '@relaygram/queue';
 import type { Logger } from 'pino';
+import {
+  DISPATCHER_LOGGER,
+  DISPATCHER_OPTIONS,
+  type ResolvedDispatcherOptions,
+} from '../dispatcher-options';
+import { LaneMaintenance } from './lane-maintenance';
 
 export type MaintenanceJob =
   JobPayloads[JobName.ReconcileLanes] | JobPayloads[JobName.PruneDeadLetters];
-
-export interface MaintenanceSettings {
-  reconcileEveryMs: number;
-  routeRemovedAfterMs: number;
-}
 
 /** Failed housekeeping jobs kept for inspection; every run is replaced by the next. */
 const MAINTENANCE_JOB_OPTIONS = Object.freeze({
@@ -33,20 +33,19 @@ const MAINTENANCE_JOB_OPTIONS = Object.freeze({
  * one reconcile at start and, on its own timer, reports the routes it serves (see
  * LaneReconciler) and refreshes its queue gauges.
  */
+@Injectable()
 export class MaintenanceScheduler {
   #timer?: NodeJS.Timeout;
   #scheduled = false;
-  #stopped = false;
 
   constructor(
-    private readonly ctx: QueueContext,
-    private readonly config: ConfigService,
-    private readonly reconciler: LaneReconciler,
-    private readonly dead: DeadLetterStore,
+    @Inject(QUEUE_CONTEXT) private readonly ctx: QueueContext,
+    private readonly maintenance: LaneMaintenance,
     private readonly metrics: RelaygramMetrics,
-    private readonly logger: Logger,
-    private readonly settings: MaintenanceSettings,
-    private readonly queue: Queue<MaintenanceJob>,
+    @Inject(DISPATCHER_LOGGER) private readonly logger: Logger,
+    @Inject(DISPATCHER_OPTIONS)
+    private readonly settings: Pick<ResolvedDispatcherOptions, 'reconcileEveryMs'>,
+    @InjectQueue(QueueName.Maintenance) private readonly queue: Queue<MaintenanceJob>,
   ) {}
 
   start(): void {
@@ -56,42 +55,17 @@ export class MaintenanceScheduler {
     // The shared connection fails fast while it is still connecting at start.
     void waitForRedis(this.ctx.redis, this.settings.reconcileEveryMs)
       .then(() => this.#tick())
-      .then(() => this.reconcileSoon());
+      .then(() => this.maintenance.reconcileSoon());
   }
 
-  /** Reconcile now, in the background (at start, after a reload). */
+  /** Reconcile now, in the background (after a reload). */
   reconcileSoon(): void {
-    if (this.#stopped) return;
-    this.reconcile().catch((error: unknown) =>
-      this.logger.warn({ err: error }, 'lane reconciliation failed; the next run retries'),
-    );
-  }
-
-  async reconcile(): Promise<ReconcileReport> {
-    const routes = this.config.config.routes.map((route) => route.name);
-    const report = await this.reconciler.reconcile(routes, {
-      removedAfterMs: this.settings.routeRemovedAfterMs,
-    });
-    if (report.restarted || report.routeRemoved) {
-      this.logger.warn(
-        { restarted: report.restarted, route_removed: report.routeRemoved, lanes: report.lanes },
-        'lanes reconciled',
-      );
-    }
-    return report;
-  }
-
-  async prune(): Promise<void> {
-    const { routes, bots } = this.config.config;
-    await this.dead.prune(
-      routes.map((route) => route.name),
-      bots.map((bot) => bot.id),
-    );
+    this.maintenance.reconcileSoon();
   }
 
   /** Stops this replica's own timer; the worker and queue close with the app. */
   stop(): void {
-    this.#stopped = true;
+    this.maintenance.stop();
     if (this.#timer) clearInterval(this.#timer);
   }
 
@@ -102,8 +76,8 @@ export class MaintenanceScheduler {
    */
   async #tick(): Promise<void> {
     try {
-      const routes = this.config.config.routes.map((route) => route.name);
-      await this.reconciler.reportConfigured(routes);
+      const routes = this.maintenance.routes();
+      await this.maintenance.reportConfigured(routes);
       if (!this.#scheduled) await this.#schedule();
       await this.#refreshGauges(routes);
     } catch (error) {

@@ -4,8 +4,8 @@ import type { Job } from 'bullmq';
 import { JobName, QueueName } from '@relaygram/contracts';
 import { RELAYGRAM_LOGGER } from '@relaygram/observability';
 import type { Logger } from 'pino';
-import { processorFor, type JobHandler } from '../workers/job-processors';
-import { MaintenanceScheduler } from './maintenance-scheduler';
+import { processorFor } from '../workers/job-processors';
+import { LaneMaintenance } from './lane-maintenance';
 
 /**
  * Runs the housekeeping jobs of the maintenance queue, one at a time per replica. The
@@ -18,13 +18,13 @@ export class MaintenanceProcessor extends WorkerHost {
   readonly #dispatch: (job: Job, token?: string) => Promise<unknown>;
 
   constructor(
-    maintenance: MaintenanceScheduler,
+    maintenance: LaneMaintenance,
     @Inject(RELAYGRAM_LOGGER) private readonly logger: Logger,
   ) {
     super();
     this.#dispatch = processorFor(QueueName.Maintenance, {
-      [JobName.ReconcileLanes]: (() => maintenance.reconcile()) as JobHandler<JobName>,
-      [JobName.PruneDeadLetters]: (() => maintenance.prune()) as JobHandler<JobName>,
+      [JobName.ReconcileLanes]: () => maintenance.reconcile(),
+      [JobName.PruneDeadLetters]: () => maintenance.prune(),
     });
   }
 

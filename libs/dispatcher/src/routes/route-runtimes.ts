@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
 import { Secret, type RouteConfig } from '@relaygram/config';
 import type { DeadReason } from '@relaygram/contracts';
-import type { RelaygramMetrics } from '@relaygram/observability';
+import { RelaygramMetrics } from '@relaygram/observability';
 import { prepareRoute, type PreparedRoute } from '../delivery/delivery-request';
 
 /** Counters of one route, resolved once: a label lookup per delivery adds up. */
@@ -36,6 +37,7 @@ export interface RouteChanges {
  * The routes' delivery settings, rebuilt only for routes a reload changed, so signers
  * and metric children are never made per delivery.
  */
+@Injectable()
 export class RouteRuntimes {
   #byName = new Map<string, { runtime: RouteRuntime; fingerprint: string }>();
 

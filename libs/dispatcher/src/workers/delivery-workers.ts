@@ -1,44 +1,45 @@
 import { hostname } from 'node:os';
+import { Inject, Injectable } from '@nestjs/common';
 import { Worker, type Job } from 'bullmq';
-import {
-  DRAIN_LOCK_DURATION_MS,
-  DRAIN_MAX_STALLED_COUNT,
-  JobName,
-  QueueName,
-  deliveryQueueName,
-  type DrainJob,
-} from '@relaygram/contracts';
+import { ConfigService } from '@relaygram/config';
+import { JobName, QueueName, deliveryQueueName, type JobPayloads } from '@relaygram/contracts';
 import {
   LaneStore,
+  QUEUE_CONTEXT,
   createRedis,
   queueContext,
   type QueueContext,
   type RelaygramRedis,
 } from '@relaygram/queue';
 import type { Logger } from 'pino';
-import type { DrainLocks } from '../lanes/drain-locks';
-import type { LaneDrainer } from '../lanes/lane-drainer';
-import { processorFor, type JobHandler } from './job-processors';
+import {
+  DISPATCHER_LOGGER,
+  DISPATCHER_OPTIONS,
+  type ResolvedDispatcherOptions,
+} from '../dispatcher-options';
+import { DrainLocks } from '../lanes/drain-locks';
+import { LaneDrainer, type DrainingJob } from '../lanes/lane-drainer';
+import { processorFor } from './job-processors';
+
+type DeliveryJobName = DrainingJob['name'];
+type DeliveryWorker = Worker<JobPayloads[DeliveryJobName], unknown, DeliveryJobName>;
 
 interface RouteWorker {
   route: string;
   /** Lanes of a strict route are drained one at a time: no pipelining to gain. */
   strict: boolean;
   concurrency: number;
-  worker: Worker<DrainJob>;
+  worker: DeliveryWorker;
   /** BullMQ's connection for this route's worker (it blocks on a duplicate of it). */
   connection: RelaygramRedis;
   running: Promise<void>;
 }
 
-export interface DeliveryWorkersSettings {
-  redisUrl: string;
-  stalledIntervalMs: number;
-  /** BullMQ's lock of a drain job (tests of stalled jobs shorten it). */
-  lockDurationMs?: number;
-  /** BullMQ's limit of stalls before a job fails for good. */
-  maxStalledCount?: number;
-}
+/** What the workers read of the dispatcher's options (tests of stalled jobs shorten them). */
+type WorkerSettings = Pick<
+  ResolvedDispatcherOptions,
+  'stalledIntervalMs' | 'lockDurationMs' | 'maxStalledCount' | 'shutdownGraceMs'
+>;
 
 /**
  * One BullMQ worker per route, on the route's own queue, with `concurrency` slots per
@@ -47,6 +48,7 @@ export interface DeliveryWorkersSettings {
  * renewed while a job runs, waiting included; a dead replica's jobs are re-run after
  * the lock expires, up to DRAIN_MAX_STALLED_COUNT times, and take back their lanes.
  */
+@Injectable()
 export class DeliveryWorkers {
   readonly #workers = new Map<string, RouteWorker>();
   readonly #closing = new Set<Promise<void>>();
@@ -64,16 +66,19 @@ export class DeliveryWorkers {
   readonly #direct: RelaygramRedis;
   readonly #pipelinedLanes: LaneStore;
   readonly #directLanes: LaneStore;
+  readonly #redisUrl: string;
 
   constructor(
-    private readonly ctx: QueueContext,
+    @Inject(QUEUE_CONTEXT) private readonly ctx: QueueContext,
     private readonly drainer: LaneDrainer,
     private readonly locks: DrainLocks,
-    private readonly logger: Logger,
-    private readonly settings: DeliveryWorkersSettings,
+    config: ConfigService,
+    @Inject(DISPATCHER_LOGGER) private readonly logger: Logger,
+    @Inject(DISPATCHER_OPTIONS) private readonly settings: WorkerSettings,
   ) {
+    this.#redisUrl = config.config.redis.url;
     const lanesConnection = (autoPipelining: boolean) => {
-      const connection = createRedis(settings.redisUrl, {
+      const connection = createRedis(this.#redisUrl, {
         mode: 'blocking',
         connectionName: `relaygram-dispatcher-lanes${autoPipelining ? '-pipelined' : ''}`,
         autoPipelining,
@@ -110,26 +115,27 @@ export class DeliveryWorkers {
       existing.concurrency = concurrency;
       return;
     }
-    const connection = createRedis(this.settings.redisUrl, {
+    const connection = createRedis(this.#redisUrl, {
       mode: 'blocking',
       connectionName: `relaygram-dispatcher-${route}`,
     });
-    const drain: JobHandler<JobName> = (job, token) =>
+    const drain = (job: DrainingJob, token: string | undefined) =>
       this.drainer.drain(job, token, entry.strict ? this.#directLanes : this.#pipelinedLanes);
     const processor = processorFor(QueueName.Delivery, {
       [JobName.Drain]: drain,
       [JobName.DrainLane]: drain,
     });
-    const worker = new Worker<DrainJob>(
+    const worker: DeliveryWorker = new Worker(
       deliveryQueueName(route),
-      (job: Job<DrainJob>, token?: string) => processor(job, token),
+      (job: Job<JobPayloads[DeliveryJobName], unknown, DeliveryJobName>, token?: string) =>
+        processor(job, token),
       {
         connection,
         prefix: this.ctx.keys.bullPrefix,
         name: this.#workerName,
         concurrency,
-        lockDuration: this.settings.lockDurationMs ?? DRAIN_LOCK_DURATION_MS,
-        maxStalledCount: this.settings.maxStalledCount ?? DRAIN_MAX_STALLED_COUNT,
+        lockDuration: this.settings.lockDurationMs,
+        maxStalledCount: this.settings.maxStalledCount,
         stalledInterval: this.settings.stalledIntervalMs,
         autorun: false,
         // Not skipVersionCheck: without the version BullMQ assumes a Redis that blocks
@@ -179,9 +185,20 @@ export class DeliveryWorkers {
     return { running, down };
   }
 
+  /**
+   * Shutdown: no new jobs; running ones hand their lanes on after their attempt, and
+   * attempts still in flight after the grace period are cut (their lanes handed on too).
+   */
   async close(): Promise<void> {
-    const all = [...this.#workers.keys()].map((route) => this.remove(route));
-    await Promise.all([...all, ...this.#closing]);
+    this.drainer.stop();
+    const grace = setTimeout(() => this.drainer.cutAttempts(), this.settings.shutdownGraceMs);
+    grace.unref();
+    try {
+      const all = [...this.#workers.keys()].map((route) => this.remove(route));
+      await Promise.all([...all, ...this.#closing]);
+    } finally {
+      clearTimeout(grace);
+    }
     for (const connection of [this.#pipelined, this.#direct]) {
       await connection.quit().catch(() => connection.disconnect());
     }

@@ -1,10 +1,19 @@
 import { UnrecoverableError, type Job } from 'bullmq';
-import { JOB_QUEUES, JobName, type JobPayloads, type QueueName } from '@relaygram/contracts';
+import { JOB_QUEUES, JobName, type JobOf, type QueueName } from '@relaygram/contracts';
+
+/** A BullMQ job of one name, its data that of the name (JobOf). */
+export type QueueJob<N extends JobName> = Job<JobOf<N>['data'], unknown, N>;
 
 export type JobHandler<N extends JobName> = (
-  job: Job<JobPayloads[N], unknown, N>,
+  job: QueueJob<N>,
   token: string | undefined,
 ) => Promise<unknown>;
+
+/** A handler per job name, each taking the jobs of its name. */
+export type JobHandlers = { [N in JobName]?: JobHandler<N> };
+
+/** What BullMQ calls: a job whose name is not checked yet. */
+type Processor = (job: Job, token?: string) => Promise<unknown>;
 
 /**
  * One BullMQ processor for a queue, dispatching by job name. It refuses to be built
@@ -13,10 +22,7 @@ export type JobHandler<N extends JobName> = (
  * it was meant to run. A job of an unknown name fails for good (UnrecoverableError):
  * retrying it cannot help.
  */
-export function processorFor(
-  queue: QueueName,
-  handlers: Partial<Record<JobName, JobHandler<JobName>>>,
-): (job: Job, token?: string) => Promise<unknown> {
+export function processorFor(queue: QueueName, handlers: JobHandlers): Processor {
   const expected = (Object.keys(JOB_QUEUES) as JobName[]).filter(
     (name) => JOB_QUEUES[name] === queue,
   );
@@ -30,12 +36,13 @@ export function processorFor(
     throw new Error(`queue ${queue}: ${problems.join('; ')}`);
   }
   return (job, token) => {
-    const handler = handlers[job.name as JobName];
+    // Looked up by the job's own name: the handler found takes jobs of that name.
+    const handler = handlers[job.name as JobName] as Processor | undefined;
     if (!handler) {
       return Promise.reject(
         new UnrecoverableError(`queue ${queue} has no processor for job ${job.name}`),
       );
     }
-    return handler(job as Job<JobPayloads[JobName], unknown, JobName>, token);
+    return handler(job, token);
   };
 }
