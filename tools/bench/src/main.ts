@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import { formatTable, type Row } from './report/results';
+import { errorMessage } from '@relaygram/contracts';
+import { firstLine, formatTable } from './report/results';
 import { summarizeProfiles } from './report/profile-summary';
 import { BenchChild } from './harness/bench-child';
 import {
@@ -11,9 +12,9 @@ import {
   type BenchOptions,
   type SectionName,
 } from './harness/bench-context';
-import { deleteRunKeys, runPrefix, sharedRedis } from './harness/redis-target';
+import { deleteRunKeys, runPrefix, sharedRedis, type RedisTarget } from './harness/redis-target';
 import { staleBuilds, workspaceRoot } from './harness/relaygram-install';
-import { ingressBench, firstLine } from './sections/ingress.bench';
+import { ingressBench } from './sections/ingress.bench';
 import { dispatcherBench } from './sections/dispatcher.bench';
 import { endToEndBench } from './sections/end-to-end.bench';
 import { gatewayBench } from './sections/gateway.bench';
@@ -121,94 +122,26 @@ const SECTION_RUNNERS: Record<SectionName, (ctx: BenchContext) => Promise<void>>
   pull: pullBench,
 };
 
+type Log = (message: string) => void;
+
 async function main(): Promise<void> {
   const options = parseArgs(process.argv.slice(2));
   installExitHandlers('bench');
-  const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
+  const log: Log = (message) => process.stderr.write(`bench: ${message}\n`);
   const started = Date.now();
-
-  if (!options.launch.fromSource) {
-    const stale = staleBuilds();
-    if (stale.length) {
-      log(
-        `WARNING: sources newer than their dist (${stale.join(', ')}): run \`npm run build\` or pass --from-source`,
-      );
-    }
-  }
+  warnOfStaleBuilds(options, log);
   if (options.launch.cpuProfDir) mkdirSync(options.launch.cpuProfDir, { recursive: true });
 
   const redis = await sharedRedis();
   const prefix = runPrefix();
   onInterrupt(() => deleteRunKeys(redis.client, prefix));
-  const rows: Row[] = [];
-  const ctx: Partial<BenchContext> & Pick<BenchContext, 'rows'> = { rows };
   let emulator: BenchChild | undefined;
   try {
     emulator = await BenchChild.start('emulator');
-    const { apiRoot } = await emulator.call<{ apiRoot: string }>('start');
-    const username = 'bench_bot';
-    const bot = await emulator.call<{ token: string; id: number }>('addBot', { username });
-    const context: BenchContext = {
-      options,
-      runPrefix: prefix,
-      redis,
-      emulator: { child: emulator, apiRoot, bot: { ...bot, username } },
-      rows,
-      rss: {},
-      idleRss: {},
-      referenceRss: {},
-      heap: {},
-      details: {},
-      log,
-    };
-    Object.assign(ctx, context);
+    const context = await benchContext(options, prefix, redis, emulator, log);
     log(`run ${prefix} on ${redis.source} (${redis.url}), ${options.quick ? 'quick' : 'full'}`);
-
-    for (const name of options.only ?? SECTIONS) {
-      const sectionStart = Date.now();
-      log(`section ${name}`);
-      try {
-        await SECTION_RUNNERS[name](context);
-      } catch (error) {
-        log(
-          `section ${name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-        );
-        rows.push({
-          section: name,
-          name: 'section failed',
-          unit: '',
-          verdict: 'MISS',
-          note: firstLine(error),
-        });
-      } finally {
-        await deleteRunKeys(redis.client, prefix).catch(() => 0);
-      }
-      log(`section ${name} took ${Math.round((Date.now() - sectionStart) / 1000)} s`);
-    }
-
-    const elapsedSec = Math.round((Date.now() - started) / 1000);
-    const table = formatTable(rows);
-    const info = machine(redis.version);
-    process.stdout.write(
-      `\nRelaygram benchmark, ${options.quick ? 'quick' : 'full'} run, ${elapsedSec} s\n` +
-        `machine: ${info.cpus} x ${info.cpuModel}, node ${info.node}, ${info.redis}, ` +
-        `${info.freeMemoryMB} MB free of ${info.totalMemoryMB} MB, load average ${info.loadAverage}\n` +
-        `redis: ${redis.source}\n\n${table}\n`,
-    );
-    const results = {
-      startedAt: new Date(started).toISOString(),
-      elapsedSec,
-      mode: options.quick ? 'quick' : 'full',
-      machine: info,
-      redis: { source: redis.source, version: redis.version },
-      rows,
-      details: context.details,
-    };
-    writeFileSync(options.jsonPath, `${JSON.stringify(results, null, 2)}\n`);
-    log(`results written to ${options.jsonPath}`);
-    if (options.launch.cpuProfDir) {
-      process.stdout.write(`\n${summarizeProfiles(options.launch.cpuProfDir)}\n`);
-    }
+    await runSections(context);
+    report(context, started);
   } finally {
     await emulator?.stop();
     await deleteRunKeys(redis.client, prefix).catch(() => 0);
@@ -221,13 +154,104 @@ async function main(): Promise<void> {
   }
 }
 
+function warnOfStaleBuilds(options: BenchOptions, log: Log): void {
+  if (options.launch.fromSource) return;
+  const stale = staleBuilds();
+  if (stale.length) {
+    log(
+      `WARNING: sources newer than their dist (${stale.join(', ')}): run \`npm run build\` or pass --from-source`,
+    );
+  }
+}
+
+/** The context every section gets, around the emulator started with the bot they all use. */
+async function benchContext(
+  options: BenchOptions,
+  prefix: string,
+  redis: RedisTarget,
+  emulator: BenchChild,
+  log: Log,
+): Promise<BenchContext> {
+  const { apiRoot } = await emulator.call<{ apiRoot: string }>('start');
+  const username = 'bench_bot';
+  const bot = await emulator.call<{ token: string; id: number }>('addBot', { username });
+  return {
+    options,
+    runPrefix: prefix,
+    redis,
+    emulator: { child: emulator, apiRoot, bot: { ...bot, username } },
+    rows: [],
+    rss: {},
+    idleRss: {},
+    referenceRss: {},
+    heap: {},
+    details: {},
+    log,
+  };
+}
+
+/** Each section in turn; one that throws leaves a MISS row and the run goes on. */
+async function runSections(context: BenchContext): Promise<void> {
+  const { options, redis, runPrefix: prefix, rows, log } = context;
+  for (const name of options.only ?? SECTIONS) {
+    const sectionStart = Date.now();
+    log(`section ${name}`);
+    try {
+      await SECTION_RUNNERS[name](context);
+    } catch (error) {
+      log(`section ${name} failed: ${errorText(error)}`);
+      rows.push({
+        section: name,
+        name: 'section failed',
+        unit: '',
+        verdict: 'MISS',
+        note: firstLine(error),
+      });
+    } finally {
+      await deleteRunKeys(redis.client, prefix).catch(() => 0);
+    }
+    log(`section ${name} took ${Math.round((Date.now() - sectionStart) / 1000)} s`);
+  }
+}
+
+/** The table on stdout, the results file, and each profile's hot spots when the run profiled. */
+function report(context: BenchContext, started: number): void {
+  const { options, redis, rows, log } = context;
+  const elapsedSec = Math.round((Date.now() - started) / 1000);
+  const table = formatTable(rows);
+  const info = machine(redis.version);
+  process.stdout.write(
+    `\nRelaygram benchmark, ${options.quick ? 'quick' : 'full'} run, ${elapsedSec} s\n` +
+      `machine: ${info.cpus} x ${info.cpuModel}, node ${info.node}, ${info.redis}, ` +
+      `${info.freeMemoryMB} MB free of ${info.totalMemoryMB} MB, load average ${info.loadAverage}\n` +
+      `redis: ${redis.source}\n\n${table}\n`,
+  );
+  const results = {
+    startedAt: new Date(started).toISOString(),
+    elapsedSec,
+    mode: options.quick ? 'quick' : 'full',
+    machine: info,
+    redis: { source: redis.source, version: redis.version },
+    rows,
+    details: context.details,
+  };
+  writeFileSync(options.jsonPath, `${JSON.stringify(results, null, 2)}\n`);
+  log(`results written to ${options.jsonPath}`);
+  if (options.launch.cpuProfDir) {
+    process.stdout.write(`\n${summarizeProfiles(options.launch.cpuProfDir)}\n`);
+  }
+}
+
+/** The stack where there is one: a failed section or run is read from it. */
+function errorText(error: unknown): string {
+  return (error instanceof Error && error.stack) || errorMessage(error);
+}
+
 // A MISS is a result, not a failure: the exit code is 0 once the table is printed.
 main().then(
   () => process.exit(0),
   (error: unknown) => {
-    process.stderr.write(
-      `bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
+    process.stderr.write(`bench: ${errorText(error)}\n`);
     process.exit(2);
   },
 );

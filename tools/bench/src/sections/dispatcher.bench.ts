@@ -1,21 +1,15 @@
 import { Queue } from 'bullmq';
 import { BenchChild } from '../harness/bench-child';
+import { BENCH_BOT as BOT, benchBot, withRedisPid } from '../harness/bench-bot';
 import type { BenchContext } from '../harness/bench-context';
 import { CpuWindow } from '../harness/proc-stats';
 import { pausedDeliveryQueue, prefillJobs, prefillLanes } from '../harness/prefill';
 import { deleteKeys } from '../harness/redis-target';
-import {
-  RelaygramInstall,
-  profileArgs,
-  secret,
-  type AppProcess,
-} from '../harness/relaygram-install';
+import { RelaygramInstall, profileArgs, type AppProcess } from '../harness/relaygram-install';
 import type { UpdateStream } from '../harness/update-factory';
-import { failedRow, row } from '../report/results';
-import { firstLine } from './ingress.bench';
+import { failedRow, firstLine, row } from '../report/results';
 
 const SECTION = '2 dispatcher';
-const BOT = 'bench-bot';
 const ROUTE = 'deliveries';
 const CONCURRENCY = 50;
 const CHATS = 1000;
@@ -48,45 +42,67 @@ interface Drained {
   timedOut: boolean;
 }
 
+/** The consumer of one case, started on its paused, prefilled queue. */
+interface Consumer {
+  queue: Queue;
+  pid: number;
+  app?: AppProcess;
+  close(): Promise<void>;
+}
+
 /**
  * Section 2: deliveries already queued (the dispatcher or worker starts on a paused
  * queue, and the clock starts when it is resumed), drained to a receiver answering
  * 204. The rate is counted at the receiver, first arrival to last.
  */
 export async function dispatcherBench(ctx: BenchContext): Promise<void> {
-  const { quick } = ctx.options;
-  const total = quick ? 10_000 : 20_000;
-  const rounds = quick ? 1 : 2;
   const tallies = new Map<string, Tally>(
     CASES.map((c) => [c.name, { delivered: 0, seconds: 0, cpuMicros: 0, redisCpuMicros: 0 }]),
   );
   const receiver = await BenchChild.start('receiver');
   try {
     const { url: receiverUrl } = await receiver.call<{ url: string }>('start', { mode: 'count' });
-    for (let round = 0; round < rounds; round++) {
-      const order = round % 2 === 0 ? CASES : [...CASES].reverse();
-      for (const c of order) {
-        const tally = tallies.get(c.name)!;
-        if (tally.failure) continue;
-        const prefix = `${ctx.runPrefix}-d-${c.name.toLowerCase()}-${round}`;
-        ctx.log(`dispatcher: round ${round + 1}/${rounds}, ${c.name}, ${total} deliveries`);
-        try {
-          await runCase(ctx, c, prefix, total, receiver, `${receiverUrl}/hook`, tally);
-        } catch (error) {
-          tally.failure = firstLine(error);
-          ctx.log(`dispatcher: ${c.name} failed: ${tally.failure}`);
-        } finally {
-          await deleteKeys(ctx.redis.client, prefix);
-        }
-      }
-    }
+    await runRounds(ctx, tallies, receiver, `${receiverUrl}/hook`);
   } finally {
     await receiver.stop();
   }
+  reportRows(ctx, tallies);
+}
 
-  const rate = (t: Tally) => (t.seconds > 0 && !t.failure ? t.delivered / t.seconds : undefined);
-  const perDelivery = (micros: number, t: Tally) =>
-    t.delivered > 0 && !t.failure ? micros / t.delivered : undefined;
+/** Every case, round by round, in the opposite order each round; a case that failed is not run again. */
+async function runRounds(
+  ctx: BenchContext,
+  tallies: Map<string, Tally>,
+  receiver: BenchChild,
+  target: string,
+): Promise<void> {
+  const { quick } = ctx.options;
+  const total = quick ? 10_000 : 20_000;
+  const rounds = quick ? 1 : 2;
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? CASES : [...CASES].reverse();
+    for (const c of order) {
+      const tally = tallies.get(c.name)!;
+      if (tally.failure) continue;
+      const prefix = `${ctx.runPrefix}-d-${c.name.toLowerCase()}-${round}`;
+      ctx.log(`dispatcher: round ${round + 1}/${rounds}, ${c.name}, ${total} deliveries`);
+      try {
+        await runCase(ctx, c, prefix, total, receiver, target, tally);
+      } catch (error) {
+        tally.failure = firstLine(error);
+        ctx.log(`dispatcher: ${c.name} failed: ${tally.failure}`);
+      } finally {
+        await deleteKeys(ctx.redis.client, prefix);
+      }
+    }
+  }
+}
+
+const rate = (t: Tally) => (t.seconds > 0 && !t.failure ? t.delivered / t.seconds : undefined);
+const perDelivery = (micros: number, t: Tally) =>
+  t.delivered > 0 && !t.failure ? micros / t.delivered : undefined;
+
+function reportRows(ctx: BenchContext, tallies: Map<string, Tally>): void {
   const compare = (name: string, label: string, base: string, min: number) => {
     const t = tallies.get(name)!;
     const b = tallies.get(base)!;
@@ -153,82 +169,121 @@ async function runCase(
   tally: Tally,
 ): Promise<void> {
   const stream: UpdateStream = { firstId: 1, chats: CHATS };
-  const client = ctx.redis.client;
-  let queue: Queue | undefined;
-  let install: RelaygramInstall | undefined;
-  let worker: BenchChild | undefined;
-  let app: AppProcess | undefined;
+  let consumer: Consumer | undefined;
   try {
-    let consumerPid: number;
-    if (c.kind === 'relaygram') {
-      queue = await pausedDeliveryQueue(client, prefix, ROUTE);
-      await prefillLanes(client, prefix, {
-        bot: BOT,
-        route: ROUTE,
-        ordering: c.ordering,
-        stream,
-        count: total,
-      });
-      install = new RelaygramInstall(
-        prefix,
-        ctx.redis.url,
-        ctx.emulator.apiRoot,
-        {
-          id: BOT,
-          token: ctx.emulator.bot.token,
-          username: ctx.emulator.bot.username,
-          webhookSecret: secret(),
-        },
-        [{ name: ROUTE, targetUrl: target, ordering: c.ordering, concurrency: CONCURRENCY }],
-      );
-      app = await install.start('dispatcher', ctx.options.launch, `dispatcher-${c.name}`);
-      consumerPid = app.pid;
-    } else {
-      queue = new Queue('b2', {
-        connection: client,
-        prefix: `${prefix}:bull`,
-        skipVersionCheck: true,
-      });
-      queue.on('error', () => undefined);
-      await queue.pause();
-      await prefillJobs(queue, stream, total);
-      worker = await BenchChild.start('b2-worker', {
-        name: c.name,
-        nodeArgs: profileArgs(ctx.options.launch, c.name),
-      });
-      await worker.call('start', {
-        redisUrl: ctx.redis.url,
-        prefix: `${prefix}:bull`,
-        queue: 'b2',
-        concurrency: c.concurrency,
-        target,
-      });
-      consumerPid = worker.pid;
-    }
-
-    await receiver.call('reset');
-    const drained = receiver.call<Drained>('expect', {
-      count: total,
-      timeoutMs: 300_000,
-      stallMs: 15_000,
-    });
-    const cpu = new CpuWindow([consumerPid, ...(ctx.redis.pid ? [ctx.redis.pid] : [])]).start();
-    await queue.resume();
-    const result = await drained;
-    const used = cpu.stop();
-    if (result.timedOut) {
-      if (app) ctx.log(`dispatcher log:\n${app.logTail(10)}`);
-      throw new Error(`${result.count} of ${total} deliveries arrived, then nothing for 15 s`);
-    }
-    const seconds = ((result.lastAt ?? 0) - (result.firstAt ?? 0)) / 1000;
-    tally.delivered += result.count - 1;
-    tally.seconds += seconds;
-    tally.cpuMicros += used.get(consumerPid) ?? Number.NaN;
-    if (ctx.redis.pid) tally.redisCpuMicros += used.get(ctx.redis.pid) ?? Number.NaN;
-    ctx.log(`dispatcher: ${c.name}: ${Math.round((result.count - 1) / seconds)} deliveries/s`);
+    consumer =
+      c.kind === 'relaygram'
+        ? await startDispatcher(ctx, c, prefix, total, stream, target)
+        : await startB2Worker(ctx, c, prefix, total, stream, target);
+    await drainInto(ctx, c, consumer, total, receiver, tally);
   } finally {
-    await queue?.close();
-    await worker?.stop();
-    await install?.close();
+    await consumer?.close();
   }
+}
+
+/** The dispatcher app on a paused delivery queue already holding `total` deliveries in lanes. */
+async function startDispatcher(
+  ctx: BenchContext,
+  c: Extract<Case, { kind: 'relaygram' }>,
+  prefix: string,
+  total: number,
+  stream: UpdateStream,
+  target: string,
+): Promise<Consumer> {
+  const client = ctx.redis.client;
+  const queue = await pausedDeliveryQueue(client, prefix, ROUTE);
+  let install: RelaygramInstall | undefined;
+  const close = async () => {
+    await queue.close();
+    await install?.close();
+  };
+  try {
+    await prefillLanes(client, prefix, {
+      bot: BOT,
+      route: ROUTE,
+      ordering: c.ordering,
+      stream,
+      count: total,
+    });
+    install = new RelaygramInstall(prefix, ctx.redis.url, ctx.emulator.apiRoot, benchBot(ctx), [
+      { name: ROUTE, targetUrl: target, ordering: c.ordering, concurrency: CONCURRENCY },
+    ]);
+    const app = await install.start('dispatcher', ctx.options.launch, `dispatcher-${c.name}`);
+    return { queue, pid: app.pid, app, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** B2, a bare BullMQ worker, on a paused queue already holding `total` jobs. */
+async function startB2Worker(
+  ctx: BenchContext,
+  c: Extract<Case, { kind: 'b2' }>,
+  prefix: string,
+  total: number,
+  stream: UpdateStream,
+  target: string,
+): Promise<Consumer> {
+  const queue = new Queue('b2', {
+    connection: ctx.redis.client,
+    prefix: `${prefix}:bull`,
+    skipVersionCheck: true,
+  });
+  queue.on('error', () => undefined);
+  let worker: BenchChild | undefined;
+  const close = async () => {
+    await queue.close();
+    await worker?.stop();
+  };
+  try {
+    await queue.pause();
+    await prefillJobs(queue, stream, total);
+    worker = await BenchChild.start('b2-worker', {
+      name: c.name,
+      nodeArgs: profileArgs(ctx.options.launch, c.name),
+    });
+    await worker.call('start', {
+      redisUrl: ctx.redis.url,
+      prefix: `${prefix}:bull`,
+      queue: 'b2',
+      concurrency: c.concurrency,
+      target,
+    });
+    return { queue, pid: worker.pid, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** Resumes the queue and counts, at the receiver, the deliveries from first arrival to last. */
+async function drainInto(
+  ctx: BenchContext,
+  c: Case,
+  consumer: Consumer,
+  total: number,
+  receiver: BenchChild,
+  tally: Tally,
+): Promise<void> {
+  await receiver.call('reset');
+  const drained = receiver.call<Drained>('expect', {
+    count: total,
+    timeoutMs: 300_000,
+    stallMs: 15_000,
+  });
+  const cpu = new CpuWindow(withRedisPid(ctx, [consumer.pid])).start();
+  await consumer.queue.resume();
+  const result = await drained;
+  const used = cpu.stop();
+  if (result.timedOut) {
+    if (consumer.app) ctx.log(`dispatcher log:\n${consumer.app.logTail(10)}`);
+    throw new Error(`${result.count} of ${total} deliveries arrived, then nothing for 15 s`);
+  }
+  const seconds = ((result.lastAt ?? 0) - (result.firstAt ?? 0)) / 1000;
+  tally.delivered += result.count - 1;
+  tally.seconds += seconds;
+  tally.cpuMicros += used.get(consumer.pid) ?? Number.NaN;
+  if (ctx.redis.pid) tally.redisCpuMicros += used.get(ctx.redis.pid) ?? Number.NaN;
+  ctx.log(`dispatcher: ${c.name}: ${Math.round((result.count - 1) / seconds)} deliveries/s`);
 }

@@ -3,43 +3,21 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'undici';
 import { parse, stringify } from 'yaml';
 import { BenchChild } from '../harness/bench-child';
+import { BENCH_BOT as BOT, benchBot } from '../harness/bench-bot';
 import type { BenchContext } from '../harness/bench-context';
 import type { ClosedLoopSpec, LoadResult } from '../harness/load-spec';
 import { CpuWindow, RssSampler, scrapeHeap } from '../harness/proc-stats';
-import {
-  RelaygramInstall,
-  profileArgs,
-  secret,
-  type AppProcess,
-} from '../harness/relaygram-install';
-import { failedRow, row } from '../report/results';
+import { RelaygramInstall, profileArgs, type AppProcess } from '../harness/relaygram-install';
+import { firstLine } from '../report/results';
 import { Samples } from '../stats/percentiles';
-import { firstLine } from './ingress.bench';
+import { CONNECTIONS, missAll, reportRows, type GatewayPaths, type Path } from './gateway-report';
 
-const SECTION = '4 gateway';
 /** Turns of the one-connection measurement of pacing on and off. */
 const SINGLE_TURNS = 10;
-const BOT = 'bench-bot';
-const CONNECTIONS = 50;
 const MESSAGE = JSON.stringify({
   chat_id: 100000042,
   text: 'Your order #48213 has shipped. Track it here: https://shop.example/track/48213',
 });
-
-interface Path {
-  name: string;
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-  pid?: number;
-  ok: number;
-  failed: number;
-  durationMs: number;
-  cpuMicros: number;
-  latencies: Samples;
-  /** Response times with one connection: the cost of one call, without queueing. */
-  single: Samples;
-}
 
 /** Budgets far above what the bench offers (one chat, thousands a second): pacing never waits. */
 const ROOMY_OUTBOUND = {
@@ -63,31 +41,9 @@ const ROOMY_OUTBOUND = {
  * read as on / off of one run.
  */
 export async function gatewayBench(ctx: BenchContext): Promise<void> {
-  const { quick } = ctx.options;
-  const warmSec = quick ? 2 : 4;
-  const runSec = quick ? 4 : 8;
-  const singleSec = quick ? 2 : 5;
-  const rounds = quick ? 1 : 3;
   const clientToken = randomBytes(24).toString('base64url');
-  const { bot, apiRoot } = ctx.emulator;
-  const install = new RelaygramInstall(
-    `${ctx.runPrefix}-gateway`,
-    ctx.redis.url,
-    apiRoot,
-    { id: BOT, token: bot.token, username: bot.username, webhookSecret: secret() },
-    [],
-    [{ name: 'bench-client', token: clientToken }],
-  );
-  const unpacedInstall = new RelaygramInstall(
-    `${ctx.runPrefix}-gateway-unpaced`,
-    ctx.redis.url,
-    apiRoot,
-    { id: BOT, token: bot.token, username: bot.username, webhookSecret: secret() },
-    [],
-    [{ name: 'bench-client', token: clientToken }],
-  );
-  setOutbound(install.configPath, ROOMY_OUTBOUND);
-  setOutbound(unpacedInstall.configPath, { enabled: false });
+  const install = gatewayInstall(ctx, 'gateway', clientToken, ROOMY_OUTBOUND);
+  const unpacedInstall = gatewayInstall(ctx, 'gateway-unpaced', clientToken, { enabled: false });
   const children: BenchChild[] = [];
   try {
     let gateway: AppProcess;
@@ -107,65 +63,118 @@ export async function gatewayBench(ctx: BenchContext): Promise<void> {
     });
     children.push(proxy);
     const { url: proxyUrl } = await proxy.call<{ url: string }>('start', {
-      apiRoot,
-      token: bot.token,
+      apiRoot: ctx.emulator.apiRoot,
+      token: ctx.emulator.bot.token,
     });
-    const numericId = bot.token.split(':')[0];
-    const json = { 'content-type': 'application/json' };
-    // Each path next to the one it is compared with, so load from elsewhere on the
-    // machine hits both alike.
-    const paths: Path[] = [
-      path('direct', `${apiRoot}/bot${bot.token}/sendMessage`, json, ctx.emulator.child.pid),
-      path(
-        'messages/send',
-        `${gateway.url}/api/v1/${BOT}/messages/send`,
-        { ...json, 'x-service-token': clientToken },
-        gateway.pid,
-      ),
-      path(
-        'messages/send, pacing off',
-        `${unpaced.url}/api/v1/${BOT}/messages/send`,
-        { ...json, 'x-service-token': clientToken },
-        unpaced.pid,
-      ),
-      path(
-        'drop-in',
-        `${gateway.url}/bot${numericId}:${clientToken}/sendMessage`,
-        json,
-        gateway.pid,
-      ),
-      path(
-        'drop-in, pacing off',
-        `${unpaced.url}/bot${numericId}:${clientToken}/sendMessage`,
-        json,
-        unpaced.pid,
-      ),
-      path('B4 bare proxy', `${proxyUrl}/proxy/sendMessage`, json, proxy.pid),
-    ];
-    const [direct, rest, restUnpaced, dropIn, dropInUnpaced, bare] = paths as [
-      Path,
-      Path,
-      Path,
-      Path,
-      Path,
-      Path,
-    ];
-
-    const broken = new Map<string, string>();
-    for (const p of paths) {
-      const problem = await probe(p);
-      if (problem) broken.set(p.name, problem);
-    }
+    const paths = gatewayPaths(ctx, clientToken, gateway, unpaced, {
+      url: proxyUrl,
+      pid: proxy.pid,
+    });
+    const broken = await probeAll(paths);
     if (broken.has('direct')) {
       missAll(ctx, `the emulator itself failed: ${broken.get('direct')}`);
       return;
     }
-    const working = paths.filter((p) => !broken.has(p.name));
     const rss = new RssSampler([gateway.pid, unpaced.pid, proxy.pid]).start();
+    await new GatewayLoad(ctx, load).run(paths, broken);
+    ctx.heap.gateway = await scrapeHeap(gateway.adminUrl);
+    const peaks = rss.stop();
+    ctx.rss.gateway = peaks.get(gateway.pid);
+    ctx.referenceRss.B4 = peaks.get(proxy.pid);
+    ctx.idleRss.gateway = gateway.idleRssBytes;
+    reportRows(ctx, paths, broken);
+  } finally {
+    await Promise.all(children.map((c) => c.stop()));
+    await install.close();
+    await unpacedInstall.close();
+  }
+}
 
+/** A gateway's install under a prefix of its own, its bot given these `outbound` keys. */
+function gatewayInstall(
+  ctx: BenchContext,
+  suffix: string,
+  clientToken: string,
+  outbound: Record<string, unknown>,
+): RelaygramInstall {
+  const install = new RelaygramInstall(
+    `${ctx.runPrefix}-${suffix}`,
+    ctx.redis.url,
+    ctx.emulator.apiRoot,
+    benchBot(ctx),
+    [],
+    [{ name: 'bench-client', token: clientToken }],
+  );
+  setOutbound(install.configPath, outbound);
+  return install;
+}
+
+/** Each path next to the one it is compared with, so load from elsewhere on the machine hits both alike. */
+function gatewayPaths(
+  ctx: BenchContext,
+  clientToken: string,
+  gateway: AppProcess,
+  unpaced: AppProcess,
+  proxy: { url: string; pid: number },
+): GatewayPaths {
+  const { bot, apiRoot } = ctx.emulator;
+  const numericId = bot.token.split(':')[0];
+  const json = { 'content-type': 'application/json' };
+  const serviceHeaders = { ...json, 'x-service-token': clientToken };
+  return [
+    path('direct', `${apiRoot}/bot${bot.token}/sendMessage`, json, ctx.emulator.child.pid),
+    path(
+      'messages/send',
+      `${gateway.url}/api/v1/${BOT}/messages/send`,
+      serviceHeaders,
+      gateway.pid,
+    ),
+    path(
+      'messages/send, pacing off',
+      `${unpaced.url}/api/v1/${BOT}/messages/send`,
+      serviceHeaders,
+      unpaced.pid,
+    ),
+    path('drop-in', `${gateway.url}/bot${numericId}:${clientToken}/sendMessage`, json, gateway.pid),
+    path(
+      'drop-in, pacing off',
+      `${unpaced.url}/bot${numericId}:${clientToken}/sendMessage`,
+      json,
+      unpaced.pid,
+    ),
+    path('B4 bare proxy', `${proxy.url}/proxy/sendMessage`, json, proxy.pid),
+  ];
+}
+
+/** What is wrong with each path that did not answer one call with 200, by name. */
+async function probeAll(paths: readonly Path[]): Promise<Map<string, string>> {
+  const broken = new Map<string, string>();
+  for (const p of paths) {
+    const problem = await probe(p);
+    if (problem) broken.set(p.name, problem);
+  }
+  return broken;
+}
+
+/** The load generator's runs against the paths, added up into each path. */
+class GatewayLoad {
+  constructor(
+    private readonly ctx: BenchContext,
+    private readonly load: BenchChild,
+  ) {}
+
+  /** Warm-up, then the rounds, over the paths that answered their probe. */
+  async run(paths: GatewayPaths, broken: Map<string, string>): Promise<void> {
+    const { quick } = this.ctx.options;
+    const warmSec = quick ? 2 : 4;
+    const runSec = quick ? 4 : 8;
+    const singleSec = quick ? 2 : 5;
+    const rounds = quick ? 1 : 3;
+    const [, rest, restUnpaced, dropIn, dropInUnpaced] = paths;
+    const working = paths.filter((p) => !broken.has(p.name));
     for (const p of working) {
-      ctx.log(`gateway: warming ${p.name} up (${warmSec} s)`);
-      await load.call<LoadResult>('run', spec(p, CONNECTIONS, warmSec));
+      this.ctx.log(`gateway: warming ${p.name} up (${warmSec} s)`);
+      await this.load.call<LoadResult>('run', spec(p, CONNECTIONS, warmSec));
     }
     // Pacing on and off of one path are measured in short turns, one after the other,
     // so that load from elsewhere on the machine falls on both sides alike.
@@ -173,180 +182,55 @@ export async function gatewayBench(ctx: BenchContext): Promise<void> {
       [rest, restUnpaced],
       [dropIn, dropInUnpaced],
     ]);
-    const measure = async (p: Path, seconds: number) => {
-      const cpu = new CpuWindow(p.pid === undefined ? [] : [p.pid]).start();
-      const result = await load.call<LoadResult>('run', spec(p, CONNECTIONS, seconds));
-      const used = p.pid === undefined ? undefined : cpu.stop().get(p.pid);
-      p.ok += result.ok;
-      p.failed += result.non2xx + result.errors;
-      p.durationMs += result.durationMs;
-      p.cpuMicros += used ?? Number.NaN;
-      p.latencies.addAll(result.latencies);
-    };
-    const measureSingle = async (p: Path, spec1: ClosedLoopSpec) => {
-      const single = await load.call<LoadResult>('run', spec1);
-      p.single.addAll(single.latencies);
-    };
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? working : [...working].reverse();
       for (const p of order) {
         const partner = pairs.get(p);
         if ([...pairs.values()].includes(p)) continue;
         if (partner && working.includes(partner)) {
-          ctx.log(`gateway: round ${round + 1}/${rounds}, ${p.name}, pacing on and off by turns`);
-          for (let turn = 0; turn < runSec; turn++) {
-            const [first, second] = turn % 2 === 0 ? [p, partner] : [partner, p];
-            await measure(first, 1);
-            await measure(second, 1);
-          }
-          for (let turn = 0; turn < SINGLE_TURNS; turn++) {
-            const [first, second] = turn % 2 === 0 ? [p, partner] : [partner, p];
-            await measureSingle(first, { ...spec(first, 1, 0), amount: singleCalls(singleSec) });
-            await measureSingle(second, { ...spec(second, 1, 0), amount: singleCalls(singleSec) });
-          }
+          this.ctx.log(
+            `gateway: round ${round + 1}/${rounds}, ${p.name}, pacing on and off by turns`,
+          );
+          await this.byTurns(p, partner, runSec, singleSec);
           continue;
         }
-        ctx.log(`gateway: round ${round + 1}/${rounds}, ${p.name} (${runSec} s + ${singleSec} s)`);
-        await measure(p, runSec);
-        await measureSingle(p, spec(p, 1, singleSec));
-      }
-    }
-    ctx.heap.gateway = await scrapeHeap(gateway.adminUrl);
-    const peaks = rss.stop();
-    ctx.rss.gateway = peaks.get(gateway.pid);
-    ctx.referenceRss.B4 = peaks.get(proxy.pid);
-    ctx.idleRss.gateway = gateway.idleRssBytes;
-
-    const rps = (p: Path) => (p.durationMs > 0 ? (p.ok * 1000) / p.durationMs : undefined);
-    for (const p of [rest, dropIn]) {
-      const problem = broken.get(p.name);
-      if (problem) {
-        ctx.rows.push(
-          failedRow(
-            {
-              section: SECTION,
-              name: `${p.name} throughput`,
-              unit: 'req/s',
-              target: { kind: 'ratio-at-least', min: 0.7 },
-            },
-            problem,
-          ),
-          failedRow(
-            {
-              section: SECTION,
-              name: `${p.name} added p50`,
-              unit: 'ms',
-              target: { kind: 'added-at-most', max: 1, unit: 'ms' },
-            },
-            problem,
-          ),
+        this.ctx.log(
+          `gateway: round ${round + 1}/${rounds}, ${p.name} (${runSec} s + ${singleSec} s)`,
         );
-        continue;
+        await this.measure(p, runSec);
+        await this.measureSingle(p, spec(p, 1, singleSec));
       }
-      ctx.rows.push(
-        row({
-          section: SECTION,
-          name: `${p.name} throughput (${CONNECTIONS} conn.)`,
-          unit: 'req/s',
-          value: rps(p),
-          baseline: rps(direct),
-          baselineName: 'direct',
-          target: { kind: 'ratio-at-least', min: 0.7 },
-          note: p.failed ? `${p.failed} calls failed` : undefined,
-        }),
-        row({
-          section: SECTION,
-          name: `${p.name} p50, 1 conn. (added)`,
-          unit: 'ms',
-          value: p.single.percentile(50),
-          baseline: direct.single.percentile(50),
-          baselineName: 'direct',
-          target: { kind: 'added-at-most', max: 1, unit: 'ms' },
-        }),
-        row({
-          section: SECTION,
-          name: `${p.name} gateway CPU per call`,
-          unit: 'µs',
-          value: p.ok > 0 ? p.cpuMicros / p.ok : undefined,
-        }),
-      );
     }
-    for (const [on, off, name] of [
-      [rest, restUnpaced, 'messages/send'],
-      [dropIn, dropInUnpaced, 'drop-in'],
-    ] as const) {
-      const problem = broken.get(on.name) ?? broken.get(off.name);
-      const throughput = {
-        section: SECTION,
-        name: `${name} throughput, pacing on vs off (${CONNECTIONS} conn.)`,
-        unit: 'req/s',
-        target: { kind: 'ratio-at-least' as const, min: 0.85 },
-      };
-      const added = {
-        section: SECTION,
-        name: `${name} p50 added by pacing, 1 conn.`,
-        unit: 'ms',
-        target: { kind: 'added-at-most' as const, max: 0.3, unit: 'ms' },
-      };
-      if (problem) {
-        ctx.rows.push(failedRow(throughput, problem), failedRow(added, problem));
-        continue;
-      }
-      ctx.rows.push(
-        row({
-          ...throughput,
-          value: rps(on),
-          baseline: rps(off),
-          baselineName: 'pacing off',
-          note: on.failed ? `${on.failed} calls failed` : undefined,
-        }),
-        row({
-          ...added,
-          value: on.single.percentile(50),
-          baseline: off.single.percentile(50),
-          baselineName: 'pacing off',
-        }),
-        row({
-          section: SECTION,
-          name: `${name} gateway CPU per call, pacing off`,
-          unit: 'µs',
-          value: off.ok > 0 ? off.cpuMicros / off.ok : undefined,
-        }),
-      );
+  }
+
+  /** A path and its partner in one-second turns, then in one-connection turns, alternating who goes first. */
+  private async byTurns(p: Path, partner: Path, runSec: number, singleSec: number): Promise<void> {
+    for (let turn = 0; turn < runSec; turn++) {
+      const [first, second] = turn % 2 === 0 ? [p, partner] : [partner, p];
+      await this.measure(first, 1);
+      await this.measure(second, 1);
     }
-    if (!broken.has(bare.name)) {
-      ctx.rows.push(
-        row({
-          section: SECTION,
-          name: `${bare.name} throughput (reference)`,
-          unit: 'req/s',
-          value: rps(bare),
-          baseline: rps(direct),
-          baselineName: 'direct',
-          note: 'Fastify + undici relaying bytes: the most any proxy keeps of direct on this machine',
-        }),
-        row({
-          section: SECTION,
-          name: `${bare.name} CPU per call`,
-          unit: 'µs',
-          value: bare.ok > 0 ? bare.cpuMicros / bare.ok : undefined,
-        }),
-      );
+    for (let turn = 0; turn < SINGLE_TURNS; turn++) {
+      const [first, second] = turn % 2 === 0 ? [p, partner] : [partner, p];
+      await this.measureSingle(first, { ...spec(first, 1, 0), amount: singleCalls(singleSec) });
+      await this.measureSingle(second, { ...spec(second, 1, 0), amount: singleCalls(singleSec) });
     }
-    ctx.details.gateway = paths.map((p) => ({
-      name: p.name,
-      calls: p.ok,
-      failed: p.failed,
-      rps: rps(p),
-      latencyMs: p.latencies.summary(),
-      singleConnectionMs: p.single.summary(),
-      cpuMicrosPerCall: p.ok > 0 ? p.cpuMicros / p.ok : undefined,
-      broken: broken.get(p.name),
-    }));
-  } finally {
-    await Promise.all(children.map((c) => c.stop()));
-    await install.close();
-    await unpacedInstall.close();
+  }
+
+  private async measure(p: Path, seconds: number): Promise<void> {
+    const cpu = new CpuWindow(p.pid === undefined ? [] : [p.pid]).start();
+    const result = await this.load.call<LoadResult>('run', spec(p, CONNECTIONS, seconds));
+    const used = p.pid === undefined ? undefined : cpu.stop().get(p.pid);
+    p.ok += result.ok;
+    p.failed += result.non2xx + result.errors;
+    p.durationMs += result.durationMs;
+    p.cpuMicros += used ?? Number.NaN;
+    p.latencies.addAll(result.latencies);
+  }
+
+  private async measureSingle(p: Path, spec1: ClosedLoopSpec): Promise<void> {
+    const single = await this.load.call<LoadResult>('run', spec1);
+    p.single.addAll(single.latencies);
   }
 }
 
@@ -396,50 +280,5 @@ async function probe(p: Path): Promise<string | undefined> {
     return undefined;
   } catch (error) {
     return firstLine(error);
-  }
-}
-
-function missAll(ctx: BenchContext, reason: string): void {
-  for (const name of ['messages/send', 'drop-in']) {
-    ctx.rows.push(
-      failedRow(
-        {
-          section: SECTION,
-          name: `${name} throughput, pacing on vs off`,
-          unit: 'req/s',
-          target: { kind: 'ratio-at-least', min: 0.85 },
-        },
-        reason,
-      ),
-      failedRow(
-        {
-          section: SECTION,
-          name: `${name} p50 added by pacing`,
-          unit: 'ms',
-          target: { kind: 'added-at-most', max: 0.3, unit: 'ms' },
-        },
-        reason,
-      ),
-    );
-    ctx.rows.push(
-      failedRow(
-        {
-          section: SECTION,
-          name: `${name} throughput`,
-          unit: 'req/s',
-          target: { kind: 'ratio-at-least', min: 0.7 },
-        },
-        reason,
-      ),
-      failedRow(
-        {
-          section: SECTION,
-          name: `${name} added p50`,
-          unit: 'ms',
-          target: { kind: 'added-at-most', max: 1, unit: 'ms' },
-        },
-        reason,
-      ),
-    );
   }
 }

@@ -1,15 +1,14 @@
 import { BenchChild } from '../harness/bench-child';
+import { BENCH_BOT as BOT, benchBot } from '../harness/bench-bot';
 import { sleep, type BenchContext } from '../harness/bench-context';
 import type { LoadResult } from '../harness/load-spec';
 import { describeHeap } from '../harness/proc-stats';
 import { privateRedis, type RedisTarget } from '../harness/redis-target';
 import { RelaygramInstall, secret } from '../harness/relaygram-install';
 import { updateJson, type UpdateStream } from '../harness/update-factory';
-import { failedRow, row } from '../report/results';
-import { firstLine } from './ingress.bench';
+import { failedRow, firstLine, row } from '../report/results';
 
 const SECTION = '5 memory';
-const BOT = 'bench-bot';
 const MB = 2 ** 20;
 const RSS_LIMIT_MB = 150;
 
@@ -60,13 +59,28 @@ export async function memoryBench(ctx: BenchContext): Promise<void> {
   await redisPerDelivery(ctx);
 }
 
+interface RedisPerDelivery {
+  name: string;
+  pending: number;
+  stream: UpdateStream;
+  payload: number;
+  limit: number;
+  target: { kind: 'at-most'; max: number; unit: 'B' };
+}
+
 async function redisPerDelivery(ctx: BenchContext): Promise<void> {
   const pending = ctx.options.quick ? 30_000 : 100_000;
-  const name = `Redis per queued delivery (${pending.toLocaleString('en-US')} pending)`;
   const stream: UpdateStream = { firstId: 1, chats: 1000 };
   const payload = Buffer.byteLength(updateJson(stream, stream.firstId + pending / 2));
   const limit = 2 * payload + 512;
-  const target = { kind: 'at-most', max: limit, unit: 'B' } as const;
+  const m: RedisPerDelivery = {
+    name: `Redis per queued delivery (${pending.toLocaleString('en-US')} pending)`,
+    pending,
+    stream,
+    payload,
+    limit,
+    target: { kind: 'at-most', max: limit, unit: 'B' },
+  };
   let redis: RedisTarget | undefined;
   let install: RelaygramInstall | undefined;
   let load: BenchChild | undefined;
@@ -77,12 +91,7 @@ async function redisPerDelivery(ctx: BenchContext): Promise<void> {
       `${ctx.runPrefix}-memory`,
       redis.url,
       ctx.emulator.apiRoot,
-      {
-        id: BOT,
-        token: ctx.emulator.bot.token,
-        username: ctx.emulator.bot.username,
-        webhookSecret,
-      },
+      benchBot(ctx, webhookSecret),
       [{ name: 'stored', targetUrl: 'http://127.0.0.1:9/unused', ordering: 'chat' }],
     );
     let started;
@@ -91,7 +100,7 @@ async function redisPerDelivery(ctx: BenchContext): Promise<void> {
     } catch (error) {
       ctx.rows.push(
         failedRow(
-          { section: SECTION, name, unit: 'B', target },
+          { section: SECTION, name: m.name, unit: 'B', target: m.target },
           `ingress did not start: ${firstLine(error)}`,
         ),
       );
@@ -99,61 +108,75 @@ async function redisPerDelivery(ctx: BenchContext): Promise<void> {
     }
     load = await BenchChild.start('load', { name: 'autocannon' });
     await sleep(1000);
-    const before = await usedMemory(redis);
-    ctx.log(`memory: POSTing ${pending} updates to ingress on a private redis-server`);
-    const result = await load.call<LoadResult>('run', {
+    await queueAndWeigh(ctx, m, redis, load, {
       url: `${started.url}/webhooks/telegram/${BOT}`,
       headers: { 'x-telegram-bot-api-secret-token': webhookSecret },
-      body: { kind: 'update', stream, firstId: stream.firstId },
-      connections: 50,
-      durationSec: 600,
-      amount: pending,
+      statsKey: `${install.prefix}:bot-stats:${BOT}`,
     });
-    const queued = Number(
-      (await redis.client.hget(`${install.prefix}:bot-stats:${BOT}`, 'queued')) ?? 0,
-    );
-    const after = await usedMemory(redis);
-    if (queued === 0) {
-      ctx.rows.push(
-        failedRow(
-          { section: SECTION, name, unit: 'B', target },
-          `nothing was queued (${result.non2xx} non-2xx)`,
-        ),
-      );
-      return;
-    }
-    const perDelivery = (after - before) / queued;
-    ctx.rows.push(
-      row({
-        section: SECTION,
-        name,
-        unit: 'B',
-        value: perDelivery,
-        target,
-        note: `payload ${payload} B, limit 2 x payload + 512 = ${limit} B${queued < pending ? `; only ${queued} queued` : ''}`,
-      }),
-    );
-    ctx.details.memory = {
-      rssBytes: ctx.rss,
-      heap: ctx.heap,
-      idleRssBytes: ctx.idleRss,
-      referenceRssBytes: ctx.referenceRss,
-      redis: {
-        pending,
-        queued,
-        payloadBytes: payload,
-        usedBefore: before,
-        usedAfter: after,
-        perDelivery,
-        limit,
-      },
-    };
   } finally {
     await load?.stop();
     await install?.close();
     // A private server: stopping it throws everything away, no key deletion needed.
     await redis?.stop();
   }
+}
+
+/** POSTs the pending updates with no dispatcher running, and weighs what Redis holds for each. */
+async function queueAndWeigh(
+  ctx: BenchContext,
+  m: RedisPerDelivery,
+  redis: RedisTarget,
+  load: BenchChild,
+  ingress: { url: string; headers: Record<string, string>; statsKey: string },
+): Promise<void> {
+  const { name, pending, stream, payload, limit, target } = m;
+  const before = await usedMemory(redis);
+  ctx.log(`memory: POSTing ${pending} updates to ingress on a private redis-server`);
+  const result = await load.call<LoadResult>('run', {
+    url: ingress.url,
+    headers: ingress.headers,
+    body: { kind: 'update', stream, firstId: stream.firstId },
+    connections: 50,
+    durationSec: 600,
+    amount: pending,
+  });
+  const queued = Number((await redis.client.hget(ingress.statsKey, 'queued')) ?? 0);
+  const after = await usedMemory(redis);
+  if (queued === 0) {
+    ctx.rows.push(
+      failedRow(
+        { section: SECTION, name, unit: 'B', target },
+        `nothing was queued (${result.non2xx} non-2xx)`,
+      ),
+    );
+    return;
+  }
+  const perDelivery = (after - before) / queued;
+  ctx.rows.push(
+    row({
+      section: SECTION,
+      name,
+      unit: 'B',
+      value: perDelivery,
+      target,
+      note: `payload ${payload} B, limit 2 x payload + 512 = ${limit} B${queued < pending ? `; only ${queued} queued` : ''}`,
+    }),
+  );
+  ctx.details.memory = {
+    rssBytes: ctx.rss,
+    heap: ctx.heap,
+    idleRssBytes: ctx.idleRss,
+    referenceRssBytes: ctx.referenceRss,
+    redis: {
+      pending,
+      queued,
+      payloadBytes: payload,
+      usedBefore: before,
+      usedAfter: after,
+      perDelivery,
+      limit,
+    },
+  };
 }
 
 async function usedMemory(redis: RedisTarget): Promise<number> {

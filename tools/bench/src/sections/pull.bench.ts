@@ -1,4 +1,5 @@
 import { Agent, request } from 'undici';
+import { BENCH_BOT as BOT, benchBot } from '../harness/bench-bot';
 import { sleep, type BenchContext } from '../harness/bench-context';
 import { tcpConnectionsTo } from '@relaygram/testing';
 import { CpuWindow, RssSampler, rssBytes } from '../harness/proc-stats';
@@ -6,15 +7,25 @@ import { prefillLanes } from '../harness/prefill';
 import { deleteKeys } from '../harness/redis-target';
 import { RelaygramInstall, secret, type AppProcess } from '../harness/relaygram-install';
 import type { UpdateStream } from '../harness/update-factory';
-import { failedRow, row } from '../report/results';
-import { firstLine } from './ingress.bench';
+import { failedRow, firstLine, row } from '../report/results';
 
 const SECTION = '6 pull';
-const BOT = 'bench-bot';
 const ROUTE = 'pulled';
 const CLIENT = 'poller';
 const WAITERS = 500;
 const MB = 2 ** 20;
+const RSS_ROW = {
+  section: SECTION,
+  name: `${WAITERS} waiting getUpdates: RSS added`,
+  unit: 'MB',
+  target: { kind: 'at-most', max: 50, unit: 'MB' },
+} as const;
+const CPU_ROW = {
+  section: SECTION,
+  name: `${WAITERS} waiting getUpdates: CPU while idle`,
+  unit: '%',
+  target: { kind: 'at-most', max: 5, unit: '% of a core' },
+} as const;
 
 /**
  * Section 6: pull routes. The rate at which a client that polls with `limit: 100`
@@ -25,15 +36,6 @@ const MB = 2 ** 20;
 export async function pullBench(ctx: BenchContext): Promise<void> {
   await pullRate(ctx);
   await waitingCalls(ctx);
-}
-
-function botSpec(ctx: BenchContext) {
-  return {
-    id: BOT,
-    token: ctx.emulator.bot.token,
-    username: ctx.emulator.bot.username,
-    webhookSecret: secret(),
-  };
 }
 
 async function pullRate(ctx: BenchContext): Promise<void> {
@@ -59,7 +61,7 @@ async function pullRate(ctx: BenchContext): Promise<void> {
       prefix,
       ctx.redis.url,
       ctx.emulator.apiRoot,
-      botSpec(ctx),
+      benchBot(ctx),
       [{ name: ROUTE, pullClient: CLIENT }],
       [{ name: CLIENT, token }],
     );
@@ -115,10 +117,6 @@ async function pullRate(ctx: BenchContext): Promise<void> {
 
 async function waitingCalls(ctx: BenchContext): Promise<void> {
   const idleSeconds = ctx.options.quick ? 5 : 10;
-  const rssName = `${WAITERS} waiting getUpdates: RSS added`;
-  const cpuName = `${WAITERS} waiting getUpdates: CPU while idle`;
-  const rssTarget = { kind: 'at-most', max: 50, unit: 'MB' } as const;
-  const cpuTarget = { kind: 'at-most', max: 5, unit: '% of a core' } as const;
   const prefix = `${ctx.runPrefix}-pull-wait`;
   const clients = Array.from({ length: WAITERS }, (_, i) => ({ name: `w${i}`, token: secret() }));
   const agent = new Agent({ connections: WAITERS + 10, headersTimeout: 120_000 });
@@ -130,7 +128,7 @@ async function waitingCalls(ctx: BenchContext): Promise<void> {
       prefix,
       ctx.redis.url,
       ctx.emulator.apiRoot,
-      botSpec(ctx),
+      benchBot(ctx),
       clients.map((c) => ({ name: c.name, pullClient: c.name })),
       clients,
     );
@@ -139,61 +137,76 @@ async function waitingCalls(ctx: BenchContext): Promise<void> {
     // One short poll first: the notice subscriber exists before the measurement.
     await (await request(`${url(clients[0]!.token)}?timeout=1`, { dispatcher: agent })).body.dump();
     await sleep(2000);
-    const before = rssBytes(app.pid) ?? Number.NaN;
-    const redisPort = Number(new URL(ctx.redis.url).port || 6379);
-    const connectionsBefore = tcpConnectionsTo(app.pid, redisPort);
-    ctx.log(`pull: ${WAITERS} getUpdates calls waiting, ${idleSeconds} s`);
-    for (const c of clients) {
-      calls.push(
-        request(`${url(c.token)}?timeout=50`, { dispatcher: agent }).then(
-          (res) => res.body.dump(),
-          () => undefined,
-        ),
-      );
-    }
-    await sleep(3000);
-    const sampler = new RssSampler([app.pid]).start();
-    const cpu = new CpuWindow([app.pid]).start();
-    const started = performance.now();
-    await sleep(idleSeconds * 1000);
-    const used = cpu.stop().get(app.pid);
-    const seconds = (performance.now() - started) / 1000;
-    const peak = sampler.stop().get(app.pid) ?? Number.NaN;
-    const connections = tcpConnectionsTo(app.pid, redisPort);
-    const cpuPercent = used === undefined ? undefined : used / 1e4 / seconds;
-    ctx.rows.push(
-      row({
-        section: SECTION,
-        name: rssName,
-        unit: 'MB',
-        value: (peak - before) / MB,
-        target: rssTarget,
-        note: `${Math.round(before / MB)} MB before, ${Math.round(peak / MB)} MB while they wait`,
-      }),
-      row({ section: SECTION, name: cpuName, unit: '%', value: cpuPercent, target: cpuTarget }),
-      row({
-        section: SECTION,
-        name: `${WAITERS} waiting getUpdates: gateway's Redis connections`,
-        unit: '',
-        value: connections,
-        target: { kind: 'at-most', max: 10, unit: 'connections' },
-        note: `${connectionsBefore ?? '?'} before they wait`,
-      }),
-    );
-    ctx.details.pull = {
-      ...(ctx.details.pull as object),
-      waiting: { waiters: WAITERS, rssBefore: before, rssPeak: peak, cpuPercent, connections },
-    };
+    await measureWaiting(ctx, app.pid, idleSeconds, () => {
+      for (const c of clients) {
+        calls.push(
+          request(`${url(c.token)}?timeout=50`, { dispatcher: agent }).then(
+            (res) => res.body.dump(),
+            () => undefined,
+          ),
+        );
+      }
+    });
   } catch (error) {
     const reason = firstLine(error);
-    ctx.rows.push(
-      failedRow({ section: SECTION, name: rssName, unit: 'MB', target: rssTarget }, reason),
-      failedRow({ section: SECTION, name: cpuName, unit: '%', target: cpuTarget }, reason),
-    );
+    ctx.rows.push(failedRow(RSS_ROW, reason), failedRow(CPU_ROW, reason));
   } finally {
     await agent.destroy();
     await Promise.all(calls);
     await install?.close();
     await deleteKeys(ctx.redis.client, prefix);
   }
+}
+
+/** RSS, CPU and Redis connections of the gateway while the calls `startWaiting` makes wait with nothing to take. */
+async function measureWaiting(
+  ctx: BenchContext,
+  pid: number,
+  idleSeconds: number,
+  startWaiting: () => void,
+): Promise<void> {
+  const before = rssBytes(pid) ?? Number.NaN;
+  const redisPort = Number(new URL(ctx.redis.url).port || 6379);
+  const connectionsBefore = tcpConnectionsTo(pid, redisPort);
+  ctx.log(`pull: ${WAITERS} getUpdates calls waiting, ${idleSeconds} s`);
+  startWaiting();
+  await sleep(3000);
+  const sampler = new RssSampler([pid]).start();
+  const cpu = new CpuWindow([pid]).start();
+  const started = performance.now();
+  await sleep(idleSeconds * 1000);
+  const used = cpu.stop().get(pid);
+  const seconds = (performance.now() - started) / 1000;
+  const peak = sampler.stop().get(pid) ?? Number.NaN;
+  const connections = tcpConnectionsTo(pid, redisPort);
+  const cpuPercent = used === undefined ? undefined : used / 1e4 / seconds;
+  ctx.rows.push(
+    row({
+      section: SECTION,
+      name: RSS_ROW.name,
+      unit: 'MB',
+      value: (peak - before) / MB,
+      target: RSS_ROW.target,
+      note: `${Math.round(before / MB)} MB before, ${Math.round(peak / MB)} MB while they wait`,
+    }),
+    row({
+      section: SECTION,
+      name: CPU_ROW.name,
+      unit: '%',
+      value: cpuPercent,
+      target: CPU_ROW.target,
+    }),
+    row({
+      section: SECTION,
+      name: `${WAITERS} waiting getUpdates: gateway's Redis connections`,
+      unit: '',
+      value: connections,
+      target: { kind: 'at-most', max: 10, unit: 'connections' },
+      note: `${connectionsBefore ?? '?'} before they wait`,
+    }),
+  );
+  ctx.details.pull = {
+    ...(ctx.details.pull as object),
+    waiting: { waiters: WAITERS, rssBefore: before, rssPeak: peak, cpuPercent, connections },
+  };
 }
