@@ -1,26 +1,25 @@
 import { spawnSync } from 'node:child_process';
-import { randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DeadReason, laneId, type LaneKey } from '@relaygram/contracts';
 import {
-  DeadLetterStore,
-  DrainScheduler,
-  UpdateEnqueuer,
-  createRedis,
   decodeEntry,
   newDeliveryId,
-  queueContext,
-  waitForRedis,
+  type DeadLetterStore,
   type QueueContext,
   type RelaygramRedis,
 } from '@relaygram/queue';
-import { DrainJobDriver } from '@relaygram/queue/testing';
+import {
+  createQueueFixture,
+  type DrainJobDriver,
+  type QueueFixture,
+} from '@relaygram/queue/testing';
+import { redisUrl, uniquePrefix } from '@relaygram/testing';
 
 const REPO = join(__dirname, '..', '..', '..');
 const MAIN = join(REPO, 'apps', 'cli', 'src', 'main.ts');
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 interface Run {
   status: number | null;
@@ -31,14 +30,14 @@ interface Run {
 describe('relaygram dead', () => {
   const dir = mkdtempSync(join(tmpdir(), 'relaygram-cli-dead-'));
   const configPath = join(dir, 'relaygram.yaml');
-  const prefix = `t-cli-dead-${randomUUID().slice(0, 8)}`;
+  const prefix = uniquePrefix('cli-dead');
   const env = {
     BOT_TOKEN: `${randomInt(100_000, 9_999_999)}:${randomBytes(27).toString('base64url')}`,
-    REDIS_URL,
+    REDIS_URL: redisUrl(),
   };
+  let store: QueueFixture;
   let redis: RelaygramRedis;
   let ctx: QueueContext;
-  let scheduler: DrainScheduler;
   let driver: DrainJobDriver;
   let dead: DeadLetterStore;
   let nextUpdate = 1;
@@ -69,7 +68,7 @@ describe('relaygram dead', () => {
     const lane = laneId(route, 'bot', key);
     const deliveryId = newDeliveryId();
     const updateId = nextUpdate++;
-    const enqueued = await new UpdateEnqueuer(ctx, scheduler).enqueue({
+    const enqueued = await store.enqueuer.enqueue({
       bot: 'bot',
       updateId,
       body: Buffer.from(JSON.stringify({ update_id: updateId, message: { chat: { id: chat } } })),
@@ -100,24 +99,12 @@ routes:
   - { name: site, target_url: "http://127.0.0.1:9/site", ordering: strict }
 `,
     );
-    redis = createRedis(REDIS_URL, { connectionName: 'test-cli-dead' });
-    if (!(await waitForRedis(redis))) throw new Error(`no Redis answers at ${REDIS_URL}`);
-    ctx = queueContext(redis, prefix);
-    scheduler = new DrainScheduler(ctx);
-    driver = new DrainJobDriver(ctx, scheduler);
-    dead = new DeadLetterStore(ctx, scheduler);
+    store = await createQueueFixture('cli-dead', prefix);
+    ({ redis, ctx, driver, dead } = store);
   });
 
   afterAll(async () => {
-    await driver.close();
-    await scheduler.close();
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await redis.del(...keys);
-    } while (cursor !== '0');
-    await redis.quit();
+    await store.cleanup();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -196,7 +183,8 @@ routes:
     expect(relaygram(['replay']).status).toBe(1);
     // No dispatcher drains them here: deliver them by hand for the next test.
     await driver.finishOne('shop', () => ({ kind: 'delivered' }));
-    for (let i = 0; i < site.length; i++) await driver.finishOne('site', () => ({ kind: 'delivered' }));
+    for (let i = 0; i < site.length; i++)
+      await driver.finishOne('site', () => ({ kind: 'delivered' }));
     expect(await redis.exists(ctx.keys.lane(one.lane), ctx.keys.lane(site[0].lane))).toBe(0);
   }, 120_000);
 

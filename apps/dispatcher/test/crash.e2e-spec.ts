@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { readRouteStats } from '@relaygram/queue';
 import { RecordingReceiver, type Delivery } from '@relaygram/testing';
-import { DispatcherHarness, eventually, messageUpdate } from './support/dispatcher-harness';
+import { eventually } from '@relaygram/testing';
+import { DispatcherHarness, messageUpdate } from './support/dispatcher-harness';
 
 const REPO = join(__dirname, '..', '..', '..');
 const MAIN = join(REPO, 'apps', 'dispatcher', 'src', 'main.ts');

@@ -4,7 +4,8 @@ import { verifyRelaygramV1, verifyStandardWebhook } from '@relaygram/signing';
 import { RecordingReceiver } from '@relaygram/testing';
 import type { RunningApp } from '@relaygram/platform';
 import { Webhook } from 'standardwebhooks';
-import { DispatcherHarness, eventually, messageUpdate } from './support/dispatcher-harness';
+import { eventually } from '@relaygram/testing';
+import { DispatcherHarness, messageUpdate } from './support/dispatcher-harness';
 
 const V1_SECRET = randomBytes(24).toString('base64url');
 const WHSEC = `whsec_${randomBytes(32).toString('base64')}`;

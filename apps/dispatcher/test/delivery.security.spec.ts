@@ -1,5 +1,6 @@
 import { RecordingReceiver, TelegramEmulator, type Delivery } from '@relaygram/testing';
-import { DispatcherHarness, eventually, messageUpdate, sleep } from './support/dispatcher-harness';
+import { eventually } from '@relaygram/testing';
+import { DispatcherHarness, messageUpdate, sleep } from './support/dispatcher-harness';
 
 const RESERVED = ['getUpdates', 'setWebhook', 'deleteWebhook', 'logOut', 'close'];
 

@@ -1,7 +1,8 @@
 import { laneId } from '@relaygram/contracts';
 import { newDeliveryId, readRouteStats, storedLane } from '@relaygram/queue';
 import { RecordingReceiver, type Delivery } from '@relaygram/testing';
-import { DispatcherHarness, eventually, messageUpdate } from './support/dispatcher-harness';
+import { eventually } from '@relaygram/testing';
+import { DispatcherHarness, messageUpdate } from './support/dispatcher-harness';
 
 const updateIdOf = (d: Delivery) => Number(d.headers['x-telegram-update-id']);
 const ok = (d: Delivery) => d.status >= 200 && d.status <= 299;

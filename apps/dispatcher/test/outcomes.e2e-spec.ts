@@ -3,7 +3,8 @@ import { loadConfigOrThrow } from '@relaygram/config';
 import { DeadReason } from '@relaygram/contracts';
 import { laneResolverFor, readRouteStats, type DeadLetter } from '@relaygram/queue';
 import { RecordingReceiver, type Delivery, type ResponseSpec } from '@relaygram/testing';
-import { DispatcherHarness, eventually, messageUpdate, sleep } from './support/dispatcher-harness';
+import { eventually } from '@relaygram/testing';
+import { DispatcherHarness, messageUpdate, sleep } from './support/dispatcher-harness';
 
 /**
  * SPEC section 5, one attempt: each class of answer ends as the table says. Routes use

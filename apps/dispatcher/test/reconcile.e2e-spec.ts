@@ -3,7 +3,8 @@ import type { Queue } from 'bullmq';
 import { DeadReason, JobName, drainJobId, laneId, type DrainLaneJob } from '@relaygram/contracts';
 import { encodeEntry, newDeliveryId, readRouteStats } from '@relaygram/queue';
 import { RecordingReceiver, type Delivery } from '@relaygram/testing';
-import { DispatcherHarness, eventually, messageUpdate, sleep } from './support/dispatcher-harness';
+import { eventually } from '@relaygram/testing';
+import { DispatcherHarness, messageUpdate, sleep } from './support/dispatcher-harness';
 
 const updateIdOf = (d: Delivery) => Number(d.headers['x-telegram-update-id']);
 

@@ -4,7 +4,8 @@ import { RecordingReceiver, TelegramEmulator, type ResponseSpec } from '@relaygr
 import type { RunningApp } from '@relaygram/platform';
 import { Telegraf } from 'telegraf';
 import { request } from 'undici';
-import { DispatcherHarness, eventually, messageUpdate, sleep } from './support/dispatcher-harness';
+import { eventually } from '@relaygram/testing';
+import { DispatcherHarness, messageUpdate, sleep } from './support/dispatcher-harness';
 
 describe('dispatcher: webhook replies', () => {
   let h: DispatcherHarness;

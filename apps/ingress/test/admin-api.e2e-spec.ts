@@ -1,16 +1,9 @@
 import { DeadReason } from '@relaygram/contracts';
 import type { RunningApp } from '@relaygram/platform';
 import { RecordingReceiver, TelegramEmulator, type BotIdentity } from '@relaygram/testing';
+import { createQueueFixture, type QueueFixture } from '@relaygram/queue/testing';
 import { request } from 'undici';
-import {
-  bootIngress,
-  makeDeadLetter,
-  messageUpdate,
-  openStore,
-  uniquePrefix,
-  writeConfig,
-  type TestStore,
-} from './admin-kit';
+import { bootIngress, makeDeadLetter, messageUpdate, uniquePrefix, writeConfig } from './admin-kit';
 
 const ADMIN_TOKEN = 'admin-token-for-the-api-test-0123456789';
 const WEBHOOK_SECRET = 'shop_webhook_secret_0123456789';
@@ -52,7 +45,7 @@ describe('admin API (ingress app)', () => {
   let prefix: string;
   let config: ReturnType<typeof writeConfig>;
   let app: RunningApp;
-  let store: TestStore;
+  let store: QueueFixture;
 
   const api = (path: string) => `${app.adminUrl}/admin/api${path}`;
 
@@ -102,12 +95,12 @@ describe('admin API (ingress app)', () => {
       SHOP_WEBHOOK_SECRET: WEBHOOK_SECRET,
       SUPPORT_WEBHOOK_SECRET: 'support_webhook_secret_0123',
     });
-    store = await openStore(prefix);
+    store = await createQueueFixture('admin-api', prefix);
   });
 
   afterAll(async () => {
     await app?.close();
-    await store?.close();
+    await store?.cleanup();
     await receiver?.stop();
     await emulator?.stop();
     config?.cleanup();

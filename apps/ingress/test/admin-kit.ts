@@ -1,17 +1,7 @@
 import { DeadReason, laneId } from '@relaygram/contracts';
 import { startApp, type RunningApp } from '@relaygram/platform';
-import {
-  createRedis,
-  DrainScheduler,
-  LaneStore,
-  newDeliveryId,
-  queueContext,
-  UpdateEnqueuer,
-  waitForRedis,
-  type QueueContext,
-  type RelaygramRedis,
-} from '@relaygram/queue';
-import { DrainJobDriver } from '@relaygram/queue/testing';
+import { newDeliveryId } from '@relaygram/queue';
+import type { QueueFixture } from '@relaygram/queue/testing';
 import { laneKeyFor, type Update } from '@relaygram/routing';
 import { captureLogs, testAppEnv } from '@relaygram/testing';
 import { IngressAppModule } from '../src/app.module';
@@ -38,47 +28,6 @@ export async function bootIngress(
   );
 }
 
-/** The store under a test's prefix, as the features see it. */
-export interface TestStore {
-  redis: RelaygramRedis;
-  ctx: QueueContext;
-  scheduler: DrainScheduler;
-  enqueuer: UpdateEnqueuer;
-  lanes: LaneStore;
-  /** Runs drain jobs by hand: these apps run no dispatcher. */
-  driver: DrainJobDriver;
-  close(): Promise<void>;
-}
-
-export async function openStore(prefix: string): Promise<TestStore> {
-  const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
-    connectionName: `test-${prefix}`,
-  });
-  if (!(await waitForRedis(redis))) throw new Error('no Redis answers at REDIS_URL');
-  const ctx = queueContext(redis, prefix);
-  const scheduler = new DrainScheduler(ctx);
-  const driver = new DrainJobDriver(ctx, scheduler);
-  return {
-    redis,
-    ctx,
-    scheduler,
-    enqueuer: new UpdateEnqueuer(ctx, scheduler),
-    lanes: new LaneStore(ctx),
-    driver,
-    async close() {
-      await driver.close();
-      await scheduler.close();
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length) await redis.del(...keys);
-      } while (cursor !== '0');
-      await redis.quit();
-    },
-  };
-}
-
 export function messageUpdate(updateId: number, chatId: number, text: string): Update {
   return {
     update_id: updateId,
@@ -94,7 +43,7 @@ export function messageUpdate(updateId: number, chatId: number, text: string): U
 
 /** Accepts an update for one route, as ingress does, and returns its lane and delivery id. */
 export async function enqueue(
-  store: TestStore,
+  store: QueueFixture,
   bot: string,
   route: string,
   update: Update,
@@ -117,7 +66,7 @@ export async function enqueue(
  * dead). Only for apps that run no dispatcher, which would race for the lane.
  */
 export async function makeDeadLetter(
-  store: TestStore,
+  store: QueueFixture,
   bot: string,
   route: string,
   update: Update,

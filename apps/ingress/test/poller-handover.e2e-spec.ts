@@ -1,7 +1,7 @@
 import { laneId } from '@relaygram/contracts';
 import { PollingAdapter, type IngressOptionsInput } from '@relaygram/ingress';
-import { TelegramEmulator, type BotIdentity } from '@relaygram/testing';
-import { eventually, TestInstall, type IngressInstance } from './support/test-install';
+import { TelegramEmulator, type BotIdentity, eventually } from '@relaygram/testing';
+import { TestInstall, type IngressInstance } from './support/test-install';
 
 const LEASE_TTL_MS = 1500;
 const FAST: IngressOptionsInput = {

@@ -3,8 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { laneId } from '@relaygram/contracts';
 import { PollingAdapter, type IngressOptionsInput } from '@relaygram/ingress';
 import { freePort } from '@relaygram/queue';
-import { RecordingReceiver, TelegramEmulator, type BotIdentity } from '@relaygram/testing';
-import { eventually, TestInstall } from './support/test-install';
+import {
+  RecordingReceiver,
+  TelegramEmulator,
+  type BotIdentity,
+  eventually,
+} from '@relaygram/testing';
+import { TestInstall } from './support/test-install';
 
 const FAST: IngressOptionsInput = {
   polling: {

@@ -2,14 +2,8 @@ import { randomInt } from 'node:crypto';
 import { ConfigService } from '@relaygram/config';
 import { laneId } from '@relaygram/contracts';
 import { PollingAdapter, type IngressOptionsInput } from '@relaygram/ingress';
-import { TelegramEmulator, type BotIdentity } from '@relaygram/testing';
-import {
-  eventually,
-  TestInstall,
-  webhookSecret,
-  type BotSpec,
-  type InstallSpec,
-} from './support/test-install';
+import { TelegramEmulator, type BotIdentity, eventually } from '@relaygram/testing';
+import { TestInstall, webhookSecret, type BotSpec, type InstallSpec } from './support/test-install';
 
 const FAST: IngressOptionsInput = {
   polling: { timeoutSeconds: 30, leaseTtlMs: 1500, networkBackoffMs: 50 },

@@ -2,9 +2,8 @@ import { randomInt } from 'node:crypto';
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { laneId } from '@relaygram/contracts';
 import { DrainScheduler, LaneReconciler } from '@relaygram/queue';
-import { TelegramEmulator } from '@relaygram/testing';
+import { TelegramEmulator, eventually } from '@relaygram/testing';
 import {
-  eventually,
   TestInstall,
   webhookSecret,
   type IngressInstance,

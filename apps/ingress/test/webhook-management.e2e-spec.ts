@@ -7,9 +7,9 @@ import {
   runRelaygramCli,
   TelegramEmulator,
   type BotIdentity,
+  eventually,
 } from '@relaygram/testing';
 import {
-  eventually,
   TestInstall,
   webhookSecret,
   type BotSpec,

@@ -1,6 +1,6 @@
 import { startRedisServer, type LocalRedis } from '@relaygram/queue';
-import { TelegramEmulator } from '@relaygram/testing';
-import { eventually, TestInstall, webhookSecret } from './support/test-install';
+import { TelegramEmulator, eventually } from '@relaygram/testing';
+import { TestInstall, webhookSecret } from './support/test-install';
 
 /**
  * Runs against a redis-server of its own, started here on a free port, so stopping it

@@ -1,7 +1,7 @@
 import { startApp, type RunningApp } from '@relaygram/platform';
 import { createRedis, waitForRedis, type RelaygramRedis } from '@relaygram/queue';
 import { request } from 'undici';
-import { captureLogs, testAppEnv } from '@relaygram/testing';
+import { captureLogs, deleteKeys, testAppEnv } from '@relaygram/testing';
 import { StandaloneAppModule } from '../src/app.module';
 
 export {
@@ -33,12 +33,7 @@ export async function dropPrefix(prefix: string, url = process.env.REDIS_URL): P
   });
   try {
     if (!(await waitForRedis(redis))) return;
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await redis.del(...keys);
-    } while (cursor !== '0');
+    await deleteKeys(redis, `${prefix}:*`);
   } finally {
     redis.disconnect();
   }
@@ -55,29 +50,6 @@ export async function getJson(
     body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
     headers: res.headers,
   };
-}
-
-/** Polls until `check` returns a value other than undefined; fails with `what` after the deadline. */
-export async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline)
-      throw new Error(
-        `${what}: not within ${timeoutMs} ms${last instanceof Error ? ` (${last.message})` : ''}`,
-      );
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /** Samples of a Prometheus text exposition: `name{labels} value`. */

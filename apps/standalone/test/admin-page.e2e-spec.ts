@@ -7,17 +7,11 @@ import {
   RecordingReceiver,
   TelegramEmulator,
   type BotIdentity,
+  eventually,
 } from '@relaygram/testing';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { request } from 'undici';
-import {
-  bootStandalone,
-  dropPrefix,
-  eventually,
-  getJson,
-  uniquePrefix,
-  writeConfig,
-} from './admin-kit';
+import { bootStandalone, dropPrefix, getJson, uniquePrefix, writeConfig } from './admin-kit';
 
 const SCREENSHOTS = join(__dirname, 'screenshots');
 const ADMIN_TOKEN = 'page-test-admin-token-0123456789';
@@ -46,14 +40,17 @@ describeWithChromium('admin page in a browser (standalone)', (chromiumPath) => {
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
   async function deadLetterOf(text: string): Promise<string> {
-    return eventually(`the dead letter of "${text}"`, async () => {
-      const { body } = await getJson(`${app.adminUrl}/admin/api/dead-letters?route=site`, admin);
-      const items = body.items as {
-        delivery_id: string;
-        update: { message?: { text?: string } };
-      }[];
-      return items.find((item) => item.update.message?.text === text)?.delivery_id;
-    });
+    return eventually(
+      async () => {
+        const { body } = await getJson(`${app.adminUrl}/admin/api/dead-letters?route=site`, admin);
+        const items = body.items as {
+          delivery_id: string;
+          update: { message?: { text?: string } };
+        }[];
+        return items.find((item) => item.update.message?.text === text)?.delivery_id;
+      },
+      { what: `the dead letter of "${text}"`, retryErrors: true },
+    );
   }
 
   async function openPage(viewport: { width: number; height: number }): Promise<Page> {
@@ -208,13 +205,16 @@ describeWithChromium('admin page in a browser (standalone)', (chromiumPath) => {
     );
 
     emulator.message(sol.token, { chatId: 44, text: '/dev wait for me' });
-    await eventually('the update to wait in the pull lane', async () => {
-      const { body } = await getJson(`${app.adminUrl}/admin/api/bots/sol`, {
-        authorization: `Bearer ${ADMIN_TOKEN}`,
-      });
-      const [laptop] = body.pull_routes as { pending: number }[];
-      return laptop.pending === 1 ? true : undefined;
-    });
+    await eventually(
+      async () => {
+        const { body } = await getJson(`${app.adminUrl}/admin/api/bots/sol`, {
+          authorization: `Bearer ${ADMIN_TOKEN}`,
+        });
+        const [laptop] = body.pull_routes as { pending: number }[];
+        return laptop.pending === 1 ? true : undefined;
+      },
+      { what: 'the update to wait in the pull lane', retryErrors: true },
+    );
     // A client that never polled while an update waits: stale.
     await page.click('#tab-routes');
     await page.click('#tab-bots');

@@ -10,12 +10,16 @@ import {
   UpdateEnqueuer,
   waitForRedis,
 } from '@relaygram/queue';
-import { runRelaygramCli, TelegramEmulator, type BotIdentity } from '@relaygram/testing';
+import {
+  runRelaygramCli,
+  TelegramEmulator,
+  type BotIdentity,
+  eventually,
+} from '@relaygram/testing';
 import { request } from 'undici';
 import {
   bootStandalone,
   dropPrefix,
-  eventually,
   getJson,
   metricValue,
   parseMetrics,
@@ -44,10 +48,13 @@ describe('relaygram status (against a standalone app)', () => {
       clients: [{ name: 'support-bot', token_env: 'SUPPORT_TOKEN', bots: ['sol'] }],
     });
     app = await bootStandalone(config.path, { SOL_TOKEN: sol.token, SUPPORT_TOKEN });
-    await eventually('sol to poll', async () => {
-      const { body } = await getJson(`${app.url}/healthz`);
-      return body.status === 'ok' && body.polling === true ? true : undefined;
-    });
+    await eventually(
+      async () => {
+        const { body } = await getJson(`${app.url}/healthz`);
+        return body.status === 'ok' && body.polling === true ? true : undefined;
+      },
+      { what: 'sol to poll', retryErrors: true },
+    );
   });
 
   afterAll(async () => {

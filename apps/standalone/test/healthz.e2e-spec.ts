@@ -1,12 +1,11 @@
 import { HealthRegistry } from '@relaygram/observability';
 import type { RunningApp } from '@relaygram/platform';
-import { TelegramEmulator, type BotIdentity } from '@relaygram/testing';
+import { TelegramEmulator, type BotIdentity, eventually } from '@relaygram/testing';
 import { request } from 'undici';
 import {
   bootStandalone,
   captureLogs,
   dropPrefix,
-  eventually,
   getJson,
   uniquePrefix,
   writeConfig,
@@ -90,10 +89,13 @@ describe('/healthz (standalone)', () => {
   const healthz = (base = app.url) => getJson(`${base}/healthz`);
 
   it('is ok when every bot is healthy, with the spec fields for each bot', async () => {
-    const { body, status } = await eventually('the poller of sol to run', async () => {
-      const answer = await healthz();
-      return answer.body.status === 'ok' && botsOf(answer.body).sol?.polling ? answer : undefined;
-    });
+    const { body, status } = await eventually(
+      async () => {
+        const answer = await healthz();
+        return answer.body.status === 'ok' && botsOf(answer.body).sol?.polling ? answer : undefined;
+      },
+      { what: 'the poller of sol to run', retryErrors: true },
+    );
     expect(status).toBe(200);
     expectSpecShape(body, 'standalone');
     expect(body.polling).toBe(true);
@@ -197,10 +199,12 @@ describe('/healthz (standalone)', () => {
     });
     await res.body.dump();
     expect(res.headers['x-request-id']).toBe('req-from-the-proxy-1');
-    const line = await eventually('the access line', () =>
-      logs.lines
-        .map((l) => JSON.parse(l) as Record<string, unknown>)
-        .find((l) => l.url === '/no-such-page'),
+    const line = await eventually(
+      () =>
+        logs.lines
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+          .find((l) => l.url === '/no-such-page'),
+      { what: 'the access line', retryErrors: true },
     );
     expect(line).toMatchObject({ msg: 'request', status: 404, req_id: 'req-from-the-proxy-1' });
     const probes = logs.lines.filter((l) => /"url":"\/(healthz|health\/)/.test(l));
@@ -211,10 +215,13 @@ describe('/healthz (standalone)', () => {
     emulator.failUnauthorized(sol.token, 'always');
     // End the poller's long poll: its next getUpdates meets the 401.
     emulator.message(sol.token, { chatId: 1, text: 'wake up' });
-    const body = await eventually('sol to be unhealthy', async () => {
-      const answer = await healthz();
-      return botsOf(answer.body).sol?.healthy === false ? answer.body : undefined;
-    });
+    const body = await eventually(
+      async () => {
+        const answer = await healthz();
+        return botsOf(answer.body).sol?.healthy === false ? answer.body : undefined;
+      },
+      { what: 'sol to be unhealthy', retryErrors: true },
+    );
     expect(body.status).toBe('degraded');
     expect(botsOf(body).sol).toMatchObject({ healthy: false, problem: expect.any(String) });
     emulator.clearFailures(sol.token);

@@ -1,11 +1,15 @@
 import type { RunningApp } from '@relaygram/platform';
-import { RecordingReceiver, TelegramEmulator, type BotIdentity } from '@relaygram/testing';
+import {
+  RecordingReceiver,
+  TelegramEmulator,
+  type BotIdentity,
+  eventually,
+} from '@relaygram/testing';
 import { request } from 'undici';
 import {
   bootStandalone,
   captureLogs,
   dropPrefix,
-  eventually,
   getJson,
   uniquePrefix,
   writeConfig,
@@ -167,8 +171,9 @@ describe('no secret in logs or metrics (standalone)', () => {
     ).toBe(200);
     await hit(`${app.adminUrl}/admin/api/bots/sol/webhook`, { headers: bearer(ADMIN_TOKEN) });
 
-    await eventually('both deliveries', () =>
-      receiver.deliveries.filter((d) => d.status === 204).length >= 2 ? true : undefined,
+    await eventually(
+      () => (receiver.deliveries.filter((d) => d.status === 204).length >= 2 ? true : undefined),
+      { what: 'both deliveries', retryErrors: true },
     );
     await getJson(`${app.url}/healthz`);
     const res = await request(`${app.adminUrl}/metrics`);

@@ -1,10 +1,14 @@
 import type { RunningApp } from '@relaygram/platform';
-import { RecordingReceiver, TelegramEmulator, type BotIdentity } from '@relaygram/testing';
+import {
+  RecordingReceiver,
+  TelegramEmulator,
+  type BotIdentity,
+  eventually,
+} from '@relaygram/testing';
 import { request } from 'undici';
 import {
   bootStandalone,
   dropPrefix,
-  eventually,
   getJson,
   metricValue,
   parseMetrics,
@@ -140,16 +144,21 @@ describe('/metrics after a scripted run (standalone)', () => {
     expect(sent.statusCode).toBe(200);
     await sent.body.dump();
 
-    await eventually('every delivery to be made', () =>
-      at('/site').length === 3 && at('/orders').length === 1 && at('/admin-hook').length === 1
-        ? true
-        : undefined,
+    await eventually(
+      () =>
+        at('/site').length === 3 && at('/orders').length === 1 && at('/admin-hook').length === 1
+          ? true
+          : undefined,
+      { what: 'every delivery to be made', retryErrors: true },
     );
-    const dead = await eventually('the dead letter of route admin', async () => {
-      const { body } = await getJson(`${app.adminUrl}/admin/api/dead-letters?route=admin`, admin);
-      const items = body.items as { delivery_id: string }[];
-      return items.length === 1 ? items[0] : undefined;
-    });
+    const dead = await eventually(
+      async () => {
+        const { body } = await getJson(`${app.adminUrl}/admin/api/dead-letters?route=admin`, admin);
+        const items = body.items as { delivery_id: string }[];
+        return items.length === 1 ? items[0] : undefined;
+      },
+      { what: 'the dead letter of route admin', retryErrors: true },
+    );
 
     const samples = await scrape();
     const value = (name: string, labels: Record<string, string> = {}) =>
@@ -195,18 +204,22 @@ describe('/metrics after a scripted run (standalone)', () => {
     );
     expect(replay.statusCode).toBe(200);
     await replay.body.dump();
-    await eventually('the re-sent delivery', () =>
-      at('/admin-hook').length === 2 ? true : undefined,
-    );
-    const after = await eventually('the delivered count after the re-send', async () => {
-      const next = await scrape();
-      return metricValue(next, 'relaygram_deliveries_total', {
-        route: 'admin',
-        outcome: 'delivered',
-      }) === 1
-        ? next
-        : undefined;
+    await eventually(() => (at('/admin-hook').length === 2 ? true : undefined), {
+      what: 'the re-sent delivery',
+      retryErrors: true,
     });
+    const after = await eventually(
+      async () => {
+        const next = await scrape();
+        return metricValue(next, 'relaygram_deliveries_total', {
+          route: 'admin',
+          outcome: 'delivered',
+        }) === 1
+          ? next
+          : undefined;
+      },
+      { what: 'the delivered count after the re-send', retryErrors: true },
+    );
     expect(metricValue(after, 'relaygram_dead_letters', { route: 'admin' })).toBe(0);
     expect(metricValue(after, 'relaygram_queue_depth', { route: 'admin' })).toBe(0);
     expect(at('/admin-hook')[1].headers['x-relaygram-delivery-id']).toBe(dead.delivery_id);
@@ -217,10 +230,15 @@ describe('/metrics after a scripted run (standalone)', () => {
     emulator.message(sol.token, { chatId: 3, text: 'held 1' });
     emulator.message(sol.token, { chatId: 3, text: 'held 2' });
     emulator.message(sol.token, { chatId: 4, text: 'held 3' });
-    const samples = await eventually('three deliveries waiting in two lanes', async () => {
-      const next = await scrape();
-      return metricValue(next, 'relaygram_queue_depth', { route: 'site' }) === 3 ? next : undefined;
-    });
+    const samples = await eventually(
+      async () => {
+        const next = await scrape();
+        return metricValue(next, 'relaygram_queue_depth', { route: 'site' }) === 3
+          ? next
+          : undefined;
+      },
+      { what: 'three deliveries waiting in two lanes', retryErrors: true },
+    );
     expect(metricValue(samples, 'relaygram_lanes', { route: 'site' })).toBe(2);
     const healthz = await getJson(`${app.url}/healthz`);
     const bots = healthz.body.bots as { id: string; queue: number }[];

@@ -9,6 +9,7 @@ import {
   TelegramEmulator,
   trackChild,
   type BotIdentity,
+  eventually,
 } from '@relaygram/testing';
 import { Bot } from 'grammy';
 import { Telegraf } from 'telegraf';
@@ -16,7 +17,6 @@ import { request } from 'undici';
 import {
   bootStandalone,
   dropPrefix,
-  eventually,
   uniquePrefix,
   writeConfig,
   type CapturedLogs,
@@ -308,7 +308,6 @@ describe('pull routes: grammY, Telegraf and node-telegram-bot-api unchanged (sta
       }
 
       await eventually(
-        'every framework has its updates and the push route its own',
         () =>
           seen.grammy.length >= expected.grammy.length &&
           seen.telegraf.length >= expected.telegraf.length &&
@@ -316,7 +315,11 @@ describe('pull routes: grammY, Telegraf and node-telegram-bot-api unchanged (sta
           receiver.deliveries.filter((d) => d.path === '/archive').length >= archived.length
             ? true
             : undefined,
-        120_000,
+        {
+          what: 'every framework has its updates and the push route its own',
+          timeoutMs: 120_000,
+          retryErrors: true,
+        },
       );
       expect(errors).toEqual([]);
       expect(seen).toEqual(expected);
@@ -334,11 +337,11 @@ describe('pull routes: grammY, Telegraf and node-telegram-bot-api unchanged (sta
         ...expected.telegraf.map((id) => `telegraf ${id}`),
         ...expected.ntba.map((id) => `ntba ${id}`),
       ].sort();
-      await eventually(
-        'every reply reached Telegram',
-        () => (replies().length >= wanted.length ? true : undefined),
-        60_000,
-      );
+      await eventually(() => (replies().length >= wanted.length ? true : undefined), {
+        what: 'every reply reached Telegram',
+        timeoutMs: 60_000,
+        retryErrors: true,
+      });
       expect(replies().sort()).toEqual(wanted);
       // The real bot's update stream was never touched.
       for (const method of ['getUpdates', 'deleteWebhook', 'setWebhook'])
@@ -372,11 +375,11 @@ describe('pull routes: grammY, Telegraf and node-telegram-bot-api unchanged (sta
     }
     const second = startPollingBot(env);
     try {
-      await eventually(
-        'the new process to get every update',
-        () => (second.handled.length >= sent.length ? true : undefined),
-        30_000,
-      );
+      await eventually(() => (second.handled.length >= sent.length ? true : undefined), {
+        what: 'the new process to get every update',
+        timeoutMs: 30_000,
+        retryErrors: true,
+      });
       // The killed batch was never confirmed: all of it comes again, then the rest.
       expect(second.handled).toEqual(sent);
     } finally {
@@ -401,13 +404,16 @@ describe('pull routes: grammY, Telegraf and node-telegram-bot-api unchanged (sta
     const url = `http://127.0.0.1:${port}`;
     const serving = () =>
       eventually(
-        'the Relaygram process to serve the drop-in',
         async () => {
           const res = await request(`${url}/bot${shop.id}:${TOKENS.grammy}/getMe`);
           await res.body.dump();
           return res.statusCode === 200 ? true : undefined;
         },
-        60_000,
+        {
+          what: 'the Relaygram process to serve the drop-in',
+          timeoutMs: 60_000,
+          retryErrors: true,
+        },
       );
     let relaygram = spawnRelaygram(env);
     const sent: number[] = [];
@@ -424,17 +430,20 @@ describe('pull routes: grammY, Telegraf and node-telegram-bot-api unchanged (sta
       bot = startPollingBot({ TOKEN: `${shop.id}:${TOKENS.grammy}`, API_ROOT: url });
       const ours = () => bot!.handled.filter((id) => id >= 9600);
       await send(9600, 20);
-      await eventually('the bot to handle some', () => (ours().length >= 5 ? true : undefined));
+      await eventually(() => (ours().length >= 5 ? true : undefined), {
+        what: 'the bot to handle some',
+        retryErrors: true,
+      });
       await killHard(relaygram);
       await send(9620, 20);
       relaygram = spawnRelaygram(env);
       await serving();
       await send(9640, 10);
-      await eventually(
-        'the bot to get every update',
-        () => (new Set(ours()).size >= sent.length ? true : undefined),
-        60_000,
-      );
+      await eventually(() => (new Set(ours()).size >= sent.length ? true : undefined), {
+        what: 'the bot to get every update',
+        timeoutMs: 60_000,
+        retryErrors: true,
+      });
       // At least once: a batch the kill kept from being confirmed may come twice; first
       // arrivals are every update, in acceptance order.
       expect([...new Set(ours())]).toEqual(sent);

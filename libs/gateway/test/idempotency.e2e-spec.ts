@@ -1,5 +1,6 @@
 import type { RunningApp } from '@relaygram/platform';
 import { createRedis } from '@relaygram/queue';
+import { keysMatching, redisUrl } from '@relaygram/testing';
 import { startGatewayHarness, type GatewayHarness } from './gateway-harness';
 import { post, type JsonAnswer } from './http-client';
 import { request } from 'undici';
@@ -175,11 +176,11 @@ describe('Idempotency-Key on REST', () => {
 
   it('keeps one small string per key in Redis, for 24 h', async () => {
     const prefix = /prefix: (\S+)/.exec(h.yaml)?.[1] as string;
-    const redis = createRedis(process.env.REDIS_URL as string);
+    const redis = createRedis(redisUrl());
     try {
       const key = newKey();
       await send(h.url, key, { chat_id: 510, text: 'kept' });
-      const stored = await redis.keys(`${prefix}:idempotency:*`);
+      const stored = await keysMatching(redis, `${prefix}:idempotency:*`);
       expect(stored.length).toBeGreaterThanOrEqual(1);
       const ttls = await Promise.all(stored.map((k) => redis.pttl(k)));
       for (const ttl of ttls) {

@@ -1,6 +1,6 @@
 import { startRedisServer, type LocalRedis } from '@relaygram/queue';
 import type { RunningApp } from '@relaygram/platform';
-import type { RecordedCall } from '@relaygram/testing';
+import { eventually, type RecordedCall } from '@relaygram/testing';
 import { request } from 'undici';
 import { startGatewayHarness, type GatewayHarness } from './gateway-harness';
 import { get, post, type JsonAnswer } from './http-client';
@@ -25,14 +25,6 @@ async function metric(adminUrl: string, name: string, labels: string): Promise<n
     .split('\n')
     .find((l) => l.startsWith(`${name}{`) && labels.split(',').every((label) => l.includes(label)));
   return line === undefined ? 0 : Number(line.split(' ').at(-1));
-}
-
-async function eventually(check: () => Promise<boolean>, what: string, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 const sentTo = (calls: RecordedCall[], chat: number) =>
@@ -278,10 +270,13 @@ describe('outbound pacing while Redis is away', () => {
     });
 
     redis = await startRedisServer({ port });
-    await eventually(async () => {
-      const res = await get<Healthz>(`${h.url}/healthz`);
-      return res.status === 200 && res.body.pacing === 'shared';
-    }, 'shared pacing after Redis came back');
+    await eventually(
+      async () => {
+        const res = await get<Healthz>(`${h.url}/healthz`);
+        return res.status === 200 && res.body.pacing === 'shared';
+      },
+      { what: 'shared pacing after Redis came back', intervalMs: 100 },
+    );
     expect((await send(4)).status).toBe(200);
   });
 });

@@ -12,9 +12,8 @@ import {
   waitForRedis,
   type RelaygramRedis,
 } from '@relaygram/queue';
-import { redisUrl } from '@relaygram/queue/testing';
 import type { RunningApp } from '@relaygram/platform';
-import { tcpConnectionsTo } from '@relaygram/testing';
+import { redisUrl, tcpConnectionsTo } from '@relaygram/testing';
 import { request } from 'undici';
 import { clientToken, startGatewayHarness, type GatewayHarness } from './gateway-harness';
 

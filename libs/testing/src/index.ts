@@ -47,3 +47,5 @@ export {
   findChromium,
   HEADLESS_CHROMIUM_ARGS,
 } from './browser/headless-chromium';
+export { eventually, type EventuallyOptions } from './eventually';
+export { deleteKeys, keysMatching, redisUrl } from './redis/test-redis';

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createRedis, waitForRedis } from '@relaygram/queue';
+import { keysMatching } from '@relaygram/testing';
 
 const REPO = join(__dirname, '..', '..', '..');
 
@@ -89,14 +90,7 @@ describe('npm run demo', () => {
     const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
     try {
       await waitForRedis(redis);
-      const left: string[] = [];
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-        left.push(...keys);
-        cursor = next;
-      } while (cursor !== '0');
-      expect(left).toEqual([]);
+      expect(await keysMatching(redis, `${prefix}:*`)).toEqual([]);
     } finally {
       await redis.quit();
     }

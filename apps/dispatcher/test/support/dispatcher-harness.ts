@@ -7,67 +7,13 @@ import { loadConfigOrThrow, type RelaygramConfig } from '@relaygram/config';
 import { laneId } from '@relaygram/contracts';
 import { DispatcherModule, type DispatcherModuleOptions } from '@relaygram/dispatcher';
 import { CoreModule, startApp, type RunningApp } from '@relaygram/platform';
-import {
-  DeadLetterStore,
-  DrainScheduler,
-  LaneReconciler,
-  LaneStore,
-  UpdateEnqueuer,
-  createRedis,
-  newDeliveryId,
-  queueContext,
-  waitForRedis,
-  type QueueContext,
-  type RelaygramRedis,
-} from '@relaygram/queue';
-import { randomUUID } from 'node:crypto';
+import { newDeliveryId } from '@relaygram/queue';
+import { createQueueFixture, type QueueFixture } from '@relaygram/queue/testing';
 import { laneKeyFor, selectRoutes, type Update } from '@relaygram/routing';
-import { generateToken } from '@relaygram/testing';
+import { generateToken, redisUrl } from '@relaygram/testing';
 
 @Module({})
 class DispatcherTestRoot {}
-
-/** The store under a key prefix of its own, as ingress, admin API and CLI see it. */
-export interface QueueFixture {
-  prefix: string;
-  redis: RelaygramRedis;
-  ctx: QueueContext;
-  scheduler: DrainScheduler;
-  enqueuer: UpdateEnqueuer;
-  lanes: LaneStore;
-  dead: DeadLetterStore;
-  reconciler: LaneReconciler;
-  cleanup(): Promise<void>;
-}
-
-async function createQueueFixture(name: string): Promise<QueueFixture> {
-  const prefix = `t-${name}-${randomUUID().slice(0, 8)}`;
-  const redis = createRedis(redisUrl(), { connectionName: `test-${name}` });
-  if (!(await waitForRedis(redis))) throw new Error(`no Redis answers at ${redisUrl()}`);
-  const ctx = queueContext(redis, prefix);
-  const scheduler = new DrainScheduler(ctx);
-  const lanes = new LaneStore(ctx);
-  return {
-    prefix,
-    redis,
-    ctx,
-    scheduler,
-    enqueuer: new UpdateEnqueuer(ctx, scheduler),
-    lanes,
-    dead: new DeadLetterStore(ctx, scheduler),
-    reconciler: new LaneReconciler(ctx, lanes, scheduler),
-    async cleanup() {
-      await scheduler.close();
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length) await redis.del(...keys);
-      } while (cursor !== '0');
-      await redis.quit();
-    },
-  };
-}
 
 export interface LogLine {
   level: string;
@@ -249,24 +195,6 @@ export class DispatcherHarness {
 
 function tokenEnv(bot: string): string {
   return `${bot.toUpperCase().replace(/-/g, '_')}_TOKEN`;
-}
-
-export function redisUrl(): string {
-  const url = process.env.REDIS_URL;
-  if (!url) throw new Error('REDIS_URL is not set: run the tests through jest');
-  return url;
-}
-
-/** Polls until `condition` holds, sleeping between polls; fails after `timeoutMs`. */
-export async function eventually(
-  condition: () => boolean | Promise<boolean>,
-  { timeoutMs = 10_000, intervalMs = 25, what = 'condition' } = {},
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -15,6 +15,7 @@ import {
   type DeliveryEntry,
   type RelaygramRedis,
 } from '@relaygram/queue';
+import { deleteKeys, redisUrl as testRedisUrl } from '@relaygram/testing';
 import { request } from 'undici';
 import { stringify } from 'yaml';
 
@@ -65,12 +66,6 @@ export const webhookSecret = (): string => randomBytes(24).toString('base64url')
 
 function envName(id: string, what: string): string {
   return `${id.toUpperCase().replace(/-/g, '_')}_${what}`;
-}
-
-function sharedRedisUrl(): string {
-  const url = process.env.REDIS_URL;
-  if (!url) throw new Error('REDIS_URL is not set: run the tests through jest');
-  return url;
 }
 
 /** One ingress process, started in this test process on loopback ports. */
@@ -148,7 +143,7 @@ export class TestInstall {
 
   constructor(
     spec: InstallSpec,
-    readonly redisUrl: string = sharedRedisUrl(),
+    readonly redisUrl: string = testRedisUrl(),
   ) {
     this.redis = createRedis(this.redisUrl, { connectionName: 'test-ingress-inspect' });
     this.write(spec);
@@ -294,37 +289,12 @@ export class TestInstall {
 
   async cleanup(): Promise<void> {
     for (const instance of [...this.instances]) await instance.close();
-    let cursor = '0';
-    do {
-      const [next, found] = await this.redis.scan(
-        cursor,
-        'MATCH',
-        `${this.prefix}:*`,
-        'COUNT',
-        1000,
-      );
-      cursor = next;
-      if (found.length) await this.redis.del(...found);
-    } while (cursor !== '0');
+    await deleteKeys(this.redis, `${this.prefix}:*`);
     await this.redis.quit();
     for (const [name, value] of this.exported) {
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
     }
     rmSync(this.dir, { recursive: true, force: true });
-  }
-}
-
-/** Polls `condition` every `intervalMs` until it holds; fails after `timeoutMs`. */
-export async function eventually<T>(
-  condition: () => Promise<T | undefined | false> | T | undefined | false,
-  { timeoutMs = 5_000, intervalMs = 20, what = 'condition' } = {},
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await condition();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { deleteKeys, redisUrl, uniquePrefix } from '@relaygram/testing';
 import { createRedis, waitForRedis, type RelaygramRedis } from '../redis/redis-client';
 import { queueContext, type QueueContext } from '../queue-context';
 import { DrainScheduler } from '../lanes/drain-scheduler';
@@ -8,6 +8,9 @@ import { DeadLetterStore } from '../dead-letters/dead-letter-store';
 import { LaneReconciler } from '../lanes/lane-reconciler';
 import { PullStore } from '../pull/pull-store';
 import { DrainJobDriver } from './drain-job-driver';
+
+// The queue specs read it from here.
+export { redisUrl } from '@relaygram/testing';
 
 /** A store on the test Redis under a prefix of its own; `cleanup()` deletes every key of it. */
 export interface QueueFixture {
@@ -25,26 +28,11 @@ export interface QueueFixture {
   cleanup(): Promise<void>;
 }
 
-export function redisUrl(): string {
-  const url = process.env.REDIS_URL;
-  if (!url)
-    throw new Error(
-      'REDIS_URL is not set: run the tests through jest (its global setup finds a Redis)',
-    );
-  return url;
-}
-
-export async function deleteKeys(redis: RelaygramRedis, pattern: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    cursor = next;
-    if (found.length) await redis.del(...found);
-  } while (cursor !== '0');
-}
-
-export async function createQueueFixture(name: string): Promise<QueueFixture> {
-  const prefix = `t-${name}-${randomUUID().slice(0, 8)}`;
+/** `prefix` is the one a test's config names; by default one of the test's own. */
+export async function createQueueFixture(
+  name: string,
+  prefix = uniquePrefix(name),
+): Promise<QueueFixture> {
   const redis = createRedis(redisUrl(), { connectionName: `test-${name}` });
   if (!(await waitForRedis(redis))) throw new Error(`no Redis answers at ${redisUrl()}`);
   const ctx = queueContext(redis, prefix);

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { RecordingReceiver } from '../receiver/recording-receiver';
 import { callApi, resultOf } from '../test/bot-api-client';
-import { until } from '../test/until';
+import { eventually } from '../eventually';
 import { EmulatorControlClient, EmulatorControlError } from './emulator-control-client';
 import type { BotIdentity, TelegramMessage, Update } from './emulator.types';
 import { TelegramEmulator } from './telegram-emulator';
@@ -121,7 +121,7 @@ describe('control API over HTTP (EmulatorControlClient)', () => {
       rx.respondWith({ status: 301, headers: { location: 'https://elsewhere.example/' } });
       await resultOf(emu.apiRoot, bot.token, 'setWebhook', { url: `${rx.url}/tg` });
       await control.message(bot.id, { chatId: 1, text: 'x' });
-      await until(() => emu.webhookInfo(bot.id).last_error_message !== undefined);
+      await eventually(() => emu.webhookInfo(bot.id).last_error_message !== undefined);
       expect(await control.webhookInfo(bot.id)).toEqual(
         expect.objectContaining({
           url: `${rx.url}/tg`,

@@ -1,5 +1,5 @@
 import { callApi, resultOf } from '../test/bot-api-client';
-import { until } from '../test/until';
+import { eventually } from '../eventually';
 import type { BotIdentity, Update } from './emulator.types';
 import { TelegramEmulator } from './telegram-emulator';
 
@@ -58,7 +58,7 @@ describe('getUpdates', () => {
 
   it('long-polls until an update arrives, then answers at once', async () => {
     const poll = getUpdates({ timeout: 30 });
-    await until(() => emu.calls(bot.id, { method: 'getUpdates' }).length === 1);
+    await eventually(() => emu.calls(bot.id, { method: 'getUpdates' }).length === 1);
     const update = emu.message(bot.id, { chatId: 3, text: 'wake up' });
     expect(await poll).toEqual([update]);
   });
@@ -69,7 +69,7 @@ describe('getUpdates', () => {
 
   it('gives updates injected together to one waiting poll', async () => {
     const poll = getUpdates({ timeout: 30 });
-    await until(() => emu.calls(bot.id, { method: 'getUpdates' }).length === 1);
+    await eventually(() => emu.calls(bot.id, { method: 'getUpdates' }).length === 1);
     const a = emu.message(bot.id, { chatId: 3, text: 'a' });
     const b = emu.message(bot.id, { chatId: 4, text: 'b' });
     expect(await poll).toEqual([a, b]);
@@ -77,7 +77,7 @@ describe('getUpdates', () => {
 
   it('terminates the older of two concurrent long polls with 409', async () => {
     const older = callApi(emu.apiRoot, bot.token, 'getUpdates', { timeout: 5 });
-    await until(() => emu.calls(bot.id, { method: 'getUpdates' }).length === 1);
+    await eventually(() => emu.calls(bot.id, { method: 'getUpdates' }).length === 1);
     const newer = getUpdates({ timeout: 5 });
     const conflict = await older;
     expect(conflict.status).toBe(409);
@@ -102,7 +102,7 @@ describe('getUpdates', () => {
 
   it('ends a waiting poll with 409 when a webhook is set', async () => {
     const poll = callApi(emu.apiRoot, bot.token, 'getUpdates', { timeout: 30 });
-    await until(() => emu.calls(bot.id, { method: 'getUpdates' }).length === 1);
+    await eventually(() => emu.calls(bot.id, { method: 'getUpdates' }).length === 1);
     await resultOf(emu.apiRoot, bot.token, 'setWebhook', { url: 'http://127.0.0.1:9/hook' });
     const answer = await poll;
     expect(answer.status).toBe(409);

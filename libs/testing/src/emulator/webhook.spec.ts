@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { RecordingReceiver } from '../receiver/recording-receiver';
 import { callApi, resultOf } from '../test/bot-api-client';
 import { HoldingServer } from '../test/holding-server';
-import { until } from '../test/until';
+import { eventually } from '../eventually';
 import type { BotIdentity, Update, WebhookInfo } from './emulator.types';
 import { TelegramEmulator } from './telegram-emulator';
 
@@ -68,7 +68,7 @@ describe('webhooks', () => {
     expect(delivery?.headers['content-type']).toBe('application/json');
     expect(delivery?.headers['x-telegram-bot-api-secret-token']).toBe('Sec_ret-123');
     expect(delivery?.json).toEqual(update);
-    await until(() => emu.webhookInfo(bot.id).pending_update_count === 0);
+    await eventually(() => emu.webhookInfo(bot.id).pending_update_count === 0);
     expect(emu.webhookInfo(bot.id).ip_address).toBe('127.0.0.1');
   });
 
@@ -106,7 +106,7 @@ describe('webhooks', () => {
       target.answer(a2.update_id);
       expect(await target.waitForInFlight(1)).toEqual([a3.update_id]);
       target.answer(a3.update_id);
-      await until(() => emu.webhookInfo(bot.id).pending_update_count === 0);
+      await eventually(() => emu.webhookInfo(bot.id).pending_update_count === 0);
       expect(target.arrivals.map((h) => h.body.update_id)).toEqual([
         a1.update_id,
         b1.update_id,
@@ -156,7 +156,7 @@ describe('webhooks', () => {
     rx.respondWith({ status: 301, headers: { location: `${rx.url}/new` } });
     await api('setWebhook', { url: `${rx.url}/old`, secret_token: 'abc' });
     const update = emu.message(bot.id, { chatId: 77, text: 'lost?' });
-    await until(() => emu.webhookInfo(bot.id).last_error_message !== undefined);
+    await eventually(() => emu.webhookInfo(bot.id).last_error_message !== undefined);
 
     const failing = await info();
     expect(failing.last_error_message).toBe(
@@ -171,7 +171,7 @@ describe('webhooks', () => {
       await api('setWebhook', { url: `${good.url}/new`, secret_token: 'abc' });
       const [delivery] = await good.waitFor(1);
       expect(delivery?.json).toEqual(update);
-      await until(() => emu.webhookInfo(bot.id).pending_update_count === 0);
+      await eventually(() => emu.webhookInfo(bot.id).pending_update_count === 0);
       expect(emu.webhookInfo(bot.id).last_error_message).toBeUndefined();
     } finally {
       await good.stop();
@@ -187,7 +187,7 @@ describe('webhooks', () => {
       update.update_id,
       update.update_id,
     ]);
-    await until(() => emu.webhookInfo(bot.id).pending_update_count === 0);
+    await eventually(() => emu.webhookInfo(bot.id).pending_update_count === 0);
     expect(emu.webhookInfo(bot.id).last_error_message).toBe(
       'Wrong response from the webhook: 503 Service Unavailable',
     );
@@ -198,12 +198,12 @@ describe('webhooks', () => {
     await api('setWebhook', { url: `${rx.url}/hook` });
     emu.message(bot.id, { chatId: 1, text: 'x' });
     await rx.waitFor(2);
-    await until(() => emu.webhookInfo(bot.id).pending_update_count === 0);
+    await eventually(() => emu.webhookInfo(bot.id).pending_update_count === 0);
     expect(emu.webhookInfo(bot.id).last_error_message).toBe('Connection reset by peer');
 
     await api('setWebhook', { url: `http://127.0.0.1:${await closedPort()}/hook` });
     emu.message(bot.id, { chatId: 1, text: 'y' });
-    await until(() => emu.webhookInfo(bot.id).last_error_message === 'Connection refused');
+    await eventually(() => emu.webhookInfo(bot.id).last_error_message === 'Connection refused');
     expect(emu.webhookInfo(bot.id).pending_update_count).toBe(1);
   });
 
@@ -211,7 +211,7 @@ describe('webhooks', () => {
     rx.respondWith({ status: 404 });
     await api('setWebhook', { url: `${rx.url}/hook`, secret_token: 'abc' });
     emu.message(bot.id, { chatId: 1, text: 'x' });
-    await until(() => emu.webhookInfo(bot.id).last_error_message !== undefined);
+    await eventually(() => emu.webhookInfo(bot.id).last_error_message !== undefined);
     const same = await callApi(emu.apiRoot, bot.token, 'setWebhook', {
       url: `${rx.url}/hook`,
       secret_token: 'abc',

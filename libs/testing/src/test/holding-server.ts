@@ -1,6 +1,6 @@
 import http, { type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { until } from './until';
+import { eventually } from '../eventually';
 
 export interface HeldRequest {
   body: { update_id: number; [type: string]: unknown };
@@ -49,7 +49,7 @@ export class HoldingServer {
 
   /** The ids in flight, once exactly `count` requests are. */
   async waitForInFlight(count: number): Promise<number[]> {
-    await until(() => this.inFlight().length === count);
+    await eventually(() => this.inFlight().length === count);
     return this.inFlight().map((held) => held.body.update_id);
   }
 
