@@ -7,6 +7,7 @@ export * from './lanes/drain-scheduler';
 export * from './lanes/drain-script-io';
 export * from './lanes/update-enqueuer';
 export * from './lanes/lane-store';
+export * from './lanes/lane-stats';
 export * from './lanes/lane-reconciler';
 export * from './dead-letters/dead-letter-store';
 export * from './dead-letters/dead-letter-view';

@@ -5,7 +5,13 @@ import type { RelaygramRedis } from '../redis/redis-client';
 import { decodeEntry, encodeEntry } from '../lanes/delivery-entry';
 import type { DrainScheduler } from '../lanes/drain-scheduler';
 import { PullStore } from '../pull/pull-store';
-import { parseJobsToAdd, routeScriptArgs, routeScriptKeys, text } from '../lanes/drain-script-io';
+import { routePrefix } from '../lanes/drain-script-io';
+import {
+  DELETE_DEAD,
+  parseDeleteDeadReply,
+  parseReplayReply,
+  REPLAY,
+} from '../scripts/dead-letter.lua';
 
 export interface DeadLetter {
   deliveryId: string;
@@ -231,25 +237,26 @@ export class DeadLetterStore {
     // A pull lane is never scheduled: the re-send waits there for its client.
     if ('pull' in resolved && resolved.pull)
       return this.#pull.replay(letter.route, letter.bot, deliveryId, entry, now);
-    const reply = (await redis.rgReplay(
-      17,
-      ...routeScriptKeys(keys, letter.route),
-      keys.deadLetter(deliveryId),
-      keys.deadIndex,
-      keys.deadByRoute(letter.route),
-      keys.deadByBot(letter.bot),
-      keys.lane(lane),
-      keys.laneState(lane),
-      keys.routes,
-      keys.botStats(letter.bot),
-      ...routeScriptArgs(keys, letter.route, now),
-      deliveryId,
-      lane,
-      entry,
-    )) as unknown[];
-    if (text((reply[0] as unknown[])[0]) === 'missing') return 'missing';
+    const call = REPLAY.encode(
+      {
+        deadLetter: keys.deadLetter(deliveryId),
+        deadIndex: keys.deadIndex,
+        deadByRoute: keys.deadByRoute(letter.route),
+        deadByBot: keys.deadByBot(letter.bot),
+        lane: keys.lane(lane),
+        laneState: keys.laneState(lane),
+        routes: keys.routes,
+        botStats: keys.botStats(letter.bot),
+        deliveryId,
+        laneId: lane,
+        entry,
+      },
+      routePrefix(keys, letter.route, now),
+    );
+    const jobs = parseReplayReply(await redis.rgReplay(...call));
+    if (!jobs) return 'missing';
     // A crash before the add leaves an armed entry with no job: the reconciler re-arms.
-    await this.scheduler.add(parseJobsToAdd(reply));
+    await this.scheduler.add(jobs);
     return 'queued';
   }
 
@@ -283,15 +290,14 @@ export class DeadLetterStore {
     const letter = await this.get(deliveryId);
     const route = letter?.route ?? '';
     const bot = letter?.bot ?? '';
-    const existed = await redis.rgDeleteDead(
-      4,
-      keys.deadLetter(deliveryId),
-      keys.deadIndex,
-      keys.deadByRoute(route),
-      keys.deadByBot(bot),
+    const call = DELETE_DEAD.encode({
+      deadLetter: keys.deadLetter(deliveryId),
+      deadIndex: keys.deadIndex,
+      deadByRoute: keys.deadByRoute(route),
+      deadByBot: keys.deadByBot(bot),
       deliveryId,
-    );
-    return Number(existed) === 1;
+    });
+    return parseDeleteDeadReply(await redis.rgDeleteDead(...call));
   }
 
   /**

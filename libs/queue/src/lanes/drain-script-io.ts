@@ -1,29 +1,43 @@
 import type { RedisKeys } from '@relaygram/contracts';
+import { ROUTE } from '../scripts/engine.lua';
+import { text, type ScriptPrefix } from '../scripts/script-layout';
 import { decodeEntry, type DeliveryEntry } from './delivery-entry';
 
+export { text };
+
 /**
- * How TypeScript talks to the engine's route scripts (scripts/drain.lua.ts): the
+ * How TypeScript talks to the engine's route scripts (scripts/engine.lua.ts): the
  * leading KEYS and ARGV every one of them takes, and the parts of their replies.
  */
 
+/** The route's KEYS and ARGV, which every route script's own follow. */
+export function routePrefix(keys: RedisKeys, route: string, now: number): ScriptPrefix {
+  return ROUTE.prefix({
+    lanes: keys.routeLanes(route),
+    ready: keys.readyLanes(route),
+    delayed: keys.delayedLanes(route),
+    drains: keys.drainJobs(route),
+    drain: keys.drainState(route),
+    idle: keys.idleJobs(route),
+    stats: keys.routeStats(route),
+    seq: keys.laneSeq,
+    dispatchers: keys.dispatchers,
+    lanePrefix: keys.lane(''),
+    statePrefix: keys.laneState(''),
+    inboxPrefix: keys.inbox(''),
+    now: Math.trunc(now),
+    route,
+  });
+}
+
 /** KEYS[1..9] of a route script. */
 export function routeScriptKeys(keys: RedisKeys, route: string): string[] {
-  return [
-    keys.routeLanes(route),
-    keys.readyLanes(route),
-    keys.delayedLanes(route),
-    keys.drainJobs(route),
-    keys.drainState(route),
-    keys.idleJobs(route),
-    keys.routeStats(route),
-    keys.laneSeq,
-    keys.dispatchers,
-  ];
+  return routePrefix(keys, route, 0).keys;
 }
 
 /** ARGV[1..5] of a route script. */
 export function routeScriptArgs(keys: RedisKeys, route: string, now: number): (string | number)[] {
-  return [keys.lane(''), keys.laneState(''), keys.inbox(''), Math.trunc(now), route];
+  return routePrefix(keys, route, now).args as (string | number)[];
 }
 
 /** The head of a lane with its attempt state; `attempt` counts this attempt (1 = first). */
@@ -72,10 +86,6 @@ export interface DrainJobsToAdd {
   wakes: WakeJob[];
 }
 
-export function text(value: unknown): string {
-  return Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
-}
-
 function optionalText(value: unknown): string | undefined {
   return value === null || value === undefined ? undefined : text(value);
 }
@@ -116,12 +126,35 @@ export function parseStep(step: readonly unknown[]): DrainStep {
   }
 }
 
+export interface DrainResult {
+  step: DrainStep;
+  /** Drain jobs the caller adds to BullMQ (a crash before that is repaired by the reconciler). */
+  jobs: DrainJobsToAdd;
+}
+
+/** The reply of a script that moves a drain job (start, finish, retire): {step, arms, wakes}. */
+export function parseDrainResult(reply: unknown): DrainResult {
+  const parts = reply as unknown[];
+  return { step: parseStep(parts[0] as unknown[]), jobs: parseJobsToAdd(parts) };
+}
+
+/** The outcome's name a route script gives as its step: {{outcome}, arms, wakes}. */
+export function parseOutcome(reply: unknown): string {
+  return text(((reply as unknown[])[0] as unknown[])[0]);
+}
+
+/** Drain jobs a script armed: route, job id pairs. */
+export function parseArms(list: unknown): ArmedJob[] {
+  const arms: ArmedJob[] = [];
+  const a = (list ?? []) as unknown[];
+  for (let i = 0; i + 1 < a.length; i += 2) arms.push({ route: text(a[i]), jobId: text(a[i + 1]) });
+  return arms;
+}
+
 /** The arms and wakes of a route script's reply ({step, arms, wakes}). */
 export function parseJobsToAdd(reply: readonly unknown[]): DrainJobsToAdd {
-  const arms: ArmedJob[] = [];
+  const arms = parseArms(reply[1]);
   const wakes: WakeJob[] = [];
-  const a = (reply[1] ?? []) as unknown[];
-  for (let i = 0; i + 1 < a.length; i += 2) arms.push({ route: text(a[i]), jobId: text(a[i + 1]) });
   const w = (reply[2] ?? []) as unknown[];
   for (let i = 0; i + 2 < w.length; i += 3) {
     wakes.push({ route: text(w[i]), jobId: text(w[i + 1]), at: Number(text(w[i + 2])) });

@@ -4,8 +4,9 @@ import { DeadReason, laneId } from '@relaygram/contracts';
 import type { TakenDrainJob } from '../testing/drain-job-driver';
 import { HandOffListener } from '../testing/hand-off-listener';
 import { createQueueFixture, type QueueFixture } from '../testing/queue-fixture';
-import type { ClaimedHead, DrainJobsToAdd, DrainStep } from './drain-script-io';
-import { readRouteStats, type DrainResult, type FinishOutcome, type ThenWhat } from './lane-store';
+import type { ClaimedHead, DrainJobsToAdd, DrainResult, DrainStep } from './drain-script-io';
+import type { FinishOutcome, ThenWhat } from './lane-store';
+import { readRouteStats } from './lane-stats';
 import { UpdateEnqueuer, newDeliveryId } from './update-enqueuer';
 import { DrainScheduler } from './drain-scheduler';
 

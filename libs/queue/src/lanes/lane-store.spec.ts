@@ -2,14 +2,9 @@ import { DeadReason, laneId } from '@relaygram/contracts';
 import type { TakenDrainJob } from '../testing/drain-job-driver';
 import { HandOffListener } from '../testing/hand-off-listener';
 import { createQueueFixture, type QueueFixture } from '../testing/queue-fixture';
-import type { ClaimedHead, DrainStep } from './drain-script-io';
-import {
-  readBotStats,
-  readRouteStats,
-  truncateUtf8,
-  type DrainResult,
-  type RetryInfo,
-} from './lane-store';
+import type { ClaimedHead, DrainResult, DrainStep } from './drain-script-io';
+import { truncateUtf8, type RetryInfo } from './lane-store';
+import { readBotStats, readRouteStats } from './lane-stats';
 import { newDeliveryId } from './update-enqueuer';
 
 const ROUTE = 'shop';

@@ -1,15 +1,26 @@
 import { DEAD_LETTER_RETENTION_MS, DeadReason, parseLaneId } from '@relaygram/contracts';
 import type { QueueContext } from '../queue-context';
 import { entryPrefix } from './delivery-entry';
+import { FINISH } from '../scripts/finish.lua';
+import { HEARTBEAT } from '../scripts/heartbeat.lua';
+import { KILL_LANE, parseKillLaneReply } from '../scripts/kill-lane.lua';
 import {
-  parseJobsToAdd,
-  parseStep,
-  routeScriptArgs,
-  routeScriptKeys,
-  text,
+  DROP_JOB,
+  ENSURE_DRAINING,
+  parseDropJobReply,
+  parseEnsureDrainingReply,
+  parseRepairLaneReply,
+  REPAIR_LANE,
+} from '../scripts/reconcile.lua';
+import { RETIRE } from '../scripts/retire.lua';
+import { START } from '../scripts/start.lua';
+import type { ScriptArg } from '../scripts/script-layout';
+import {
+  parseDrainResult,
+  routePrefix,
   type ClaimedHead,
   type DrainJobsToAdd,
-  type DrainStep,
+  type DrainResult,
 } from './drain-script-io';
 
 export interface DeadLetterInfo {
@@ -59,24 +70,17 @@ export interface DrainJobRef {
   lockKey: string;
 }
 
-export interface DrainResult {
-  step: DrainStep;
-  /** Drain jobs the caller adds to BullMQ (a crash before that is repaired by the reconciler). */
-  jobs: DrainJobsToAdd;
-}
+// Declared with the script replies it parses; exported here too, where drain jobs import it.
+export type { DrainResult } from './drain-script-io';
 
 /** Dead letters keep at most this much of the last response body. */
 export const DEAD_LETTER_BODY_LIMIT = 1024;
 
-function drainResult(reply: unknown[]): DrainResult {
-  return { step: parseStep(reply[0] as unknown[]), jobs: parseJobsToAdd(reply) };
-}
-
 /**
- * The dispatcher's side of the lanes (scripts/drain.lua.ts): a drain job starts, claims
- * ready lanes and finishes their heads one after the other, waits for a hand-off when
- * nothing is ready, and ends. Every call is fenced by the job's BullMQ lock token (and
- * a lane's by its generation), so a job that lost its lock changes nothing.
+ * The dispatcher's side of the lanes (scripts/engine.lua.ts, a file per script): a drain
+ * job starts, claims ready lanes and finishes their heads one after the other, waits for
+ * a hand-off when nothing is ready, and ends. Every call is fenced by the job's BullMQ
+ * lock token (and a lane's by its generation), so a job that lost its lock changes nothing.
  */
 export class LaneStore {
   constructor(private readonly ctx: QueueContext) {}
@@ -88,16 +92,11 @@ export class LaneStore {
    */
   async start(job: DrainJobRef, dispatcher?: string, now = Date.now()): Promise<DrainResult> {
     const { keys, redis } = this.ctx;
-    const reply = (await redis.rgStartBuffer(
-      10,
-      ...routeScriptKeys(keys, job.route),
-      job.lockKey,
-      ...routeScriptArgs(keys, job.route, now),
-      job.jobId,
-      job.lock,
-      dispatcher ?? '',
-    )) as unknown[];
-    return drainResult(reply);
+    const call = START.encode(
+      { lockKey: job.lockKey, jobId: job.jobId, lockToken: job.lock, dispatcher: dispatcher ?? '' },
+      routePrefix(keys, job.route, now),
+    );
+    return parseDrainResult(await redis.rgStartBuffer(...call));
   }
 
   /** Records how the attempt on `head` ended and goes on as `then` says. */
@@ -114,49 +113,40 @@ export class LaneStore {
     const deliveryId = head.entry.deliveryId;
     const retry = outcome.kind === 'retry' || outcome.kind === 'detach' ? outcome.retry : undefined;
     const own = outcome.kind === 'detach' ? outcome.ownLane : head.lane;
-    const args: (string | number)[] = [
-      job.jobId,
-      job.lock,
-      head.lane,
-      head.gen,
-      entryPrefix(deliveryId),
-      outcome.kind,
-      then,
-      dispatcher ?? '',
-      DEAD_LETTER_RETENTION_MS,
-      deliveryId,
-      own,
-      retry?.consecutive5xx ?? 0,
-      retry?.lastStatus ?? 0,
-      retry ? retry.lastError.slice(0, 500) : '',
-      retry?.nextAttemptAt ?? 0,
-      retry?.lastBody === undefined ? '' : truncateUtf8(retry.lastBody, DEAD_LETTER_BODY_LIMIT),
-    ];
-    if (outcome.kind === 'dead') {
-      const d = outcome.dead;
-      args.push('reason', d.reason, 'attempts', d.attempts, 'dead_at', Math.trunc(now));
-      if (d.lastStatus !== undefined) args.push('last_status', d.lastStatus);
-      if (d.lastBody !== undefined)
-        args.push('last_body', truncateUtf8(d.lastBody, DEAD_LETTER_BODY_LIMIT));
-      if (d.lastError !== undefined) args.push('last_error', d.lastError.slice(0, 500));
-    }
-    const reply = (await redis.rgFinishBuffer(
-      19,
-      ...routeScriptKeys(keys, job.route),
-      keys.lane(head.lane),
-      keys.laneState(head.lane),
-      job.lockKey,
-      keys.botStats(bot),
-      keys.deadLetter(deliveryId),
-      keys.deadIndex,
-      keys.deadByRoute(job.route),
-      keys.deadByBot(bot),
-      keys.lane(own),
-      keys.laneState(own),
-      ...routeScriptArgs(keys, job.route, now),
-      ...args,
-    )) as unknown[];
-    return drainResult(reply);
+    const call = FINISH.encode(
+      {
+        lane: keys.lane(head.lane),
+        laneState: keys.laneState(head.lane),
+        lockKey: job.lockKey,
+        botStats: keys.botStats(bot),
+        deadLetter: keys.deadLetter(deliveryId),
+        deadIndex: keys.deadIndex,
+        deadByRoute: keys.deadByRoute(job.route),
+        deadByBot: keys.deadByBot(bot),
+        ownLane: keys.lane(own),
+        ownLaneState: keys.laneState(own),
+        jobId: job.jobId,
+        lockToken: job.lock,
+        laneId: head.lane,
+        gen: head.gen,
+        headPrefix: entryPrefix(deliveryId),
+        outcome: outcome.kind,
+        then,
+        dispatcher: dispatcher ?? '',
+        deadTtlMs: DEAD_LETTER_RETENTION_MS,
+        deliveryId,
+        ownLaneId: own,
+        consecutive5xx: retry?.consecutive5xx ?? 0,
+        lastStatus: retry?.lastStatus ?? 0,
+        lastError: retry ? retry.lastError.slice(0, 500) : '',
+        nextAttemptAt: retry?.nextAttemptAt ?? 0,
+        lastBody:
+          retry?.lastBody === undefined ? '' : truncateUtf8(retry.lastBody, DEAD_LETTER_BODY_LIMIT),
+      },
+      routePrefix(keys, job.route, now),
+      outcome.kind === 'dead' ? { args: deadLetterFields(outcome.dead, now) } : undefined,
+    );
+    return parseDrainResult(await redis.rgFinishBuffer(...call));
   }
 
   /**
@@ -165,15 +155,11 @@ export class LaneStore {
    */
   async retire(job: DrainJobRef, now = Date.now()): Promise<DrainResult> {
     const { keys, redis } = this.ctx;
-    const reply = (await redis.rgRetireBuffer(
-      10,
-      ...routeScriptKeys(keys, job.route),
-      job.lockKey,
-      ...routeScriptArgs(keys, job.route, now),
-      job.jobId,
-      job.lock,
-    )) as unknown[];
-    return drainResult(reply);
+    const call = RETIRE.encode(
+      { lockKey: job.lockKey, jobId: job.jobId, lockToken: job.lock },
+      routePrefix(keys, job.route, now),
+    );
+    return parseDrainResult(await redis.rgRetireBuffer(...call));
   }
 
   /**
@@ -187,17 +173,8 @@ export class LaneStore {
     now = Date.now(),
   ): Promise<{ dropped: boolean; jobs: DrainJobsToAdd }> {
     const { keys, redis } = this.ctx;
-    const reply = (await redis.rgDropJob(
-      9,
-      ...routeScriptKeys(keys, route),
-      ...routeScriptArgs(keys, route, now),
-      jobId,
-      seen,
-    )) as unknown[];
-    return {
-      dropped: text((reply[0] as unknown[])[0]) === 'dropped',
-      jobs: parseJobsToAdd(reply),
-    };
+    const call = DROP_JOB.encode({ jobId, seen }, routePrefix(keys, route, now));
+    return parseDropJobReply(await redis.rgDropJob(...call));
   }
 
   /**
@@ -210,29 +187,18 @@ export class LaneStore {
   ): Promise<{ outcome: 'ok' | 'scheduled' | 'released'; jobs: DrainJobsToAdd }> {
     const { keys, redis } = this.ctx;
     const { route } = parseLaneId(lane);
-    const reply = (await redis.rgRepairLane(
-      11,
-      ...routeScriptKeys(keys, route),
-      keys.lane(lane),
-      keys.laneState(lane),
-      ...routeScriptArgs(keys, route, now),
-      lane,
-    )) as unknown[];
-    return {
-      outcome: text((reply[0] as unknown[])[0]) as 'ok' | 'scheduled' | 'released',
-      jobs: parseJobsToAdd(reply),
-    };
+    const call = REPAIR_LANE.encode(
+      { lane: keys.lane(lane), laneState: keys.laneState(lane), laneId: lane },
+      routePrefix(keys, route, now),
+    );
+    return parseRepairLaneReply(await redis.rgRepairLane(...call));
   }
 
   /** Arms jobs for waiting lanes no job will take, and a wake for the earliest backing-off one. */
   async ensureDraining(route: string, now = Date.now()): Promise<DrainJobsToAdd> {
     const { keys, redis } = this.ctx;
-    const reply = (await redis.rgEnsureDraining(
-      9,
-      ...routeScriptKeys(keys, route),
-      ...routeScriptArgs(keys, route, now),
-    )) as unknown[];
-    return parseJobsToAdd(reply);
+    const call = ENSURE_DRAINING.encode({}, routePrefix(keys, route, now));
+    return parseEnsureDrainingReply(await redis.rgEnsureDraining(...call));
   }
 
   /**
@@ -242,27 +208,27 @@ export class LaneStore {
   async killLane(lane: string, reason: DeadReason, now = Date.now()): Promise<number> {
     const { keys, redis } = this.ctx;
     const { route, bot } = parseLaneId(lane);
-    let killed = 0;
-    for (;;) {
-      const reply = (await redis.rgKillLane(
-        15,
-        ...routeScriptKeys(keys, route),
-        keys.lane(lane),
-        keys.laneState(lane),
-        keys.botStats(bot),
-        keys.deadIndex,
-        keys.deadByRoute(route),
-        keys.deadByBot(bot),
-        ...routeScriptArgs(keys, route, now),
-        lane,
+    const call = KILL_LANE.encode(
+      {
+        lane: keys.lane(lane),
+        laneState: keys.laneState(lane),
+        botStats: keys.botStats(bot),
+        deadIndex: keys.deadIndex,
+        deadByRoute: keys.deadByRoute(route),
+        deadByBot: keys.deadByBot(bot),
+        laneId: lane,
         reason,
-        500,
-        DEAD_LETTER_RETENTION_MS,
-        keys.deadLetter(''),
-      )) as unknown[];
-      const [count, state] = reply[0] as unknown[];
-      killed += Number(count);
-      if (text(state) === 'done') return killed;
+        atMost: 500,
+        deadTtlMs: DEAD_LETTER_RETENTION_MS,
+        deadPrefix: keys.deadLetter(''),
+      },
+      routePrefix(keys, route, now),
+    );
+    let total = 0;
+    for (;;) {
+      const { killed, done } = parseKillLaneReply(await redis.rgKillLane(...call));
+      total += killed;
+      if (done) return total;
     }
   }
 
@@ -276,14 +242,11 @@ export class LaneStore {
     routes: readonly { route: string; slots: number }[],
   ): Promise<void> {
     const { keys, redis } = this.ctx;
-    await redis.rgHeartbeat(
-      1 + routes.length,
-      keys.dispatchers,
-      ...routes.map((r) => keys.drainState(r.route)),
-      dispatcher,
-      ttlMs,
-      ...routes.map((r) => r.slots),
-    );
+    const call = HEARTBEAT.encode({ dispatchers: keys.dispatchers, dispatcher, ttlMs }, undefined, {
+      keys: routes.map((r) => keys.drainState(r.route)),
+      args: routes.map((r) => r.slots),
+    });
+    await redis.rgHeartbeat(...call);
   }
 
   /** The dispatcher stops taking hand-offs at once (shutdown). */
@@ -327,6 +290,23 @@ export class LaneStore {
   }
 }
 
+/** A dead letter's fields after its entry, as the finish script files them. */
+function deadLetterFields(dead: DeadLetterInfo, now: number): ScriptArg[] {
+  const fields: ScriptArg[] = [
+    'reason',
+    dead.reason,
+    'attempts',
+    dead.attempts,
+    'dead_at',
+    Math.trunc(now),
+  ];
+  if (dead.lastStatus !== undefined) fields.push('last_status', dead.lastStatus);
+  if (dead.lastBody !== undefined)
+    fields.push('last_body', truncateUtf8(dead.lastBody, DEAD_LETTER_BODY_LIMIT));
+  if (dead.lastError !== undefined) fields.push('last_error', dead.lastError.slice(0, 500));
+  return fields;
+}
+
 export function truncateUtf8(text: string, maxBytes: number): string {
   const bytes = Buffer.from(text, 'utf8');
   if (bytes.length <= maxBytes) return text;
@@ -334,71 +314,4 @@ export function truncateUtf8(text: string, maxBytes: number): string {
   let end = maxBytes;
   while (end > 0 && (bytes[end] & 0xc0) === 0x80) end -= 1;
   return bytes.subarray(0, end).toString('utf8');
-}
-
-export interface RouteStats {
-  /** Deliveries waiting in the route's lanes. */
-  queued: number;
-  /** Non-empty lanes. */
-  lanes: number;
-  /** Lanes waiting for a drain job. */
-  ready: number;
-  /** Lanes whose head backs off until its next attempt. */
-  backingOff: number;
-  /** Live drain jobs of the route (holding a lane, waiting for one, or about to start). */
-  drainJobs: number;
-  /** Deliveries delivered since the store was created. */
-  delivered: number;
-  /** Deliveries that went dead since the store was created (re-sent ones included). */
-  deadTotal: number;
-  /** Dead letters held now. */
-  dead: number;
-  lastError?: string;
-  lastStatus?: number;
-  lastErrorAt?: number;
-}
-
-export async function readRouteStats(ctx: QueueContext, route: string): Promise<RouteStats> {
-  const { redis, keys } = ctx;
-  const [[, hash], [, lanes], [, dead], [, ready], [, backingOff], [, drainJobs]] = ((await redis
-    .pipeline()
-    .hgetall(keys.routeStats(route))
-    .scard(keys.routeLanes(route))
-    .zcard(keys.deadByRoute(route))
-    .llen(keys.readyLanes(route))
-    .zcard(keys.delayedLanes(route))
-    .hlen(keys.drainJobs(route))
-    .exec()) ?? []) as [unknown, unknown][];
-  const h = (hash ?? {}) as Record<string, string>;
-  const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
-  return {
-    queued: Math.max(0, num(h.queued) ?? 0),
-    lanes: Number(lanes ?? 0),
-    ready: Number(ready ?? 0),
-    backingOff: Number(backingOff ?? 0),
-    drainJobs: Number(drainJobs ?? 0),
-    delivered: num(h.delivered) ?? 0,
-    deadTotal: num(h.dead) ?? 0,
-    dead: Number(dead ?? 0),
-    lastError: h.last_error,
-    lastStatus: num(h.last_status),
-    lastErrorAt: num(h.last_error_at),
-  };
-}
-
-export interface BotStats {
-  /** Deliveries of this bot's updates waiting in lanes, all routes together. */
-  queued: number;
-  /** Dead letters held for this bot. */
-  dead: number;
-}
-
-export async function readBotStats(ctx: QueueContext, bot: string): Promise<BotStats> {
-  const { redis, keys } = ctx;
-  const [[, queued], [, dead]] = ((await redis
-    .pipeline()
-    .hget(keys.botStats(bot), 'queued')
-    .zcard(keys.deadByBot(bot))
-    .exec()) ?? []) as [unknown, unknown][];
-  return { queued: Math.max(0, Number(queued ?? 0)), dead: Number(dead ?? 0) };
 }

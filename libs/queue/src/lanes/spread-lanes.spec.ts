@@ -1,7 +1,7 @@
 import { NONE_LANE_SPREAD, laneId } from '@relaygram/contracts';
 import { createQueueFixture, type QueueFixture } from '../testing/queue-fixture';
-import type { ClaimedHead, DrainStep } from './drain-script-io';
-import { readRouteStats, type DrainResult } from './lane-store';
+import type { ClaimedHead, DrainResult, DrainStep } from './drain-script-io';
+import { readRouteStats } from './lane-stats';
 import { isSpreadLane, ownLane, storedLane } from './spread-lanes';
 import { newDeliveryId } from './update-enqueuer';
 

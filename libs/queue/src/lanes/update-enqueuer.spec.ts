@@ -3,7 +3,7 @@ import { DEDUP_BLOCK_BITS, laneId } from '@relaygram/contracts';
 import { createQueueFixture, type QueueFixture } from '../testing/queue-fixture';
 import { decodeEntry } from './delivery-entry';
 import { UpdateEnqueuer, newDeliveryId, type DeliveryTarget } from './update-enqueuer';
-import { readBotStats, readRouteStats } from './lane-store';
+import { readBotStats, readRouteStats } from './lane-stats';
 
 const body = (updateId: number, chatId = 42) =>
   Buffer.from(

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { DEDUP_BLOCK_BITS, DEDUP_WINDOW_SECONDS } from '@relaygram/contracts';
 import type { QueueContext } from '../queue-context';
+import { ENQUEUE, parseEnqueueReply, pushDelivery } from '../scripts/enqueue.lua';
+import type { ScriptArg } from '../scripts/script-layout';
 import { encodeEntry } from './delivery-entry';
 import type { DrainScheduler } from './drain-scheduler';
-import { parseJobsToAdd } from './drain-script-io';
 import { storedLane } from './spread-lanes';
 
 export interface DeliveryTarget {
@@ -89,38 +90,22 @@ export class UpdateEnqueuer {
     const offset = update.updateId % DEDUP_BLOCK_BITS;
     const acceptedAt = update.acceptedAt ?? Date.now();
 
-    const keyArgs: string[] = [
-      keys.dedup(update.bot, block),
-      keys.laneSeq,
-      keys.dispatchers,
-      keys.routes,
-      keys.botStats(update.bot),
-    ];
-    const argv: (string | Buffer | number)[] = [
-      keys.lane(''),
-      keys.laneState(''),
-      keys.inbox(''),
-      Date.now(),
-      offset,
-      DEDUP_WINDOW_SECONDS,
-    ];
+    const tail: { keys: string[]; args: ScriptArg[] } = { keys: [], args: [] };
     for (const d of update.deliveries) {
       const lane = d.pull ? d.lane : storedLane(d.lane);
-      keyArgs.push(
-        keys.lane(lane),
-        keys.laneState(lane),
-        d.pull ? keys.pullLanes(d.route) : keys.routeLanes(d.route),
-        keys.readyLanes(d.route),
-        keys.delayedLanes(d.route),
-        keys.drainJobs(d.route),
-        keys.drainState(d.route),
-        keys.idleJobs(d.route),
-        keys.routeStats(d.route),
-      );
-      argv.push(
-        lane,
-        d.route,
-        encodeEntry({
+      pushDelivery(tail, {
+        lane: keys.lane(lane),
+        laneState: keys.laneState(lane),
+        lanes: d.pull ? keys.pullLanes(d.route) : keys.routeLanes(d.route),
+        ready: keys.readyLanes(d.route),
+        delayed: keys.delayedLanes(d.route),
+        drains: keys.drainJobs(d.route),
+        drain: keys.drainState(d.route),
+        idle: keys.idleJobs(d.route),
+        stats: keys.routeStats(d.route),
+        laneId: lane,
+        route: d.route,
+        entry: encodeEntry({
           deliveryId: d.deliveryId,
           updateId: update.updateId,
           bot: update.bot,
@@ -128,21 +113,35 @@ export class UpdateEnqueuer {
           acceptedAt,
           body: update.body,
         }),
-        d.pull ? keys.pullNotice(d.route) : '',
-      );
+        pullChannel: d.pull ? keys.pullNotice(d.route) : '',
+      });
     }
-    const reply = (await redis.rgEnqueue(keyArgs.length, ...keyArgs, ...argv)) as unknown[];
-    if (Number(reply[0]) === 0) return { status: 'duplicate', deliveries: 0, jobsAdded: DONE };
+    const call = ENQUEUE.encode(
+      {
+        dedup: keys.dedup(update.bot, block),
+        seq: keys.laneSeq,
+        dispatchers: keys.dispatchers,
+        routes: keys.routes,
+        botStats: keys.botStats(update.bot),
+        lanePrefix: keys.lane(''),
+        statePrefix: keys.laneState(''),
+        inboxPrefix: keys.inbox(''),
+        now: Date.now(),
+        offset,
+        dedupTtl: DEDUP_WINDOW_SECONDS,
+      },
+      undefined,
+      tail,
+    );
+    const reply = parseEnqueueReply(await redis.rgEnqueue(...call));
+    if (reply.duplicate) return { status: 'duplicate', deliveries: 0, jobsAdded: DONE };
     if (update.deliveries.length === 0)
       return { status: 'ignored', deliveries: 0, jobsAdded: DONE };
 
-    const failures = (reply[2] ?? []) as unknown[];
-    for (const failure of failures) {
-      this.onScheduleError(
-        new Error(`lane not scheduled (the reconciler retries): ${String(failure)}`),
-      );
+    for (const failure of reply.failures) {
+      this.onScheduleError(new Error(`lane not scheduled (the reconciler retries): ${failure}`));
     }
-    const { arms } = parseJobsToAdd(reply);
+    const { arms } = reply;
     if (this.dieAfterScript && arms.length && Math.random() < this.dieAfterScript) {
       process.kill(process.pid, 'SIGKILL');
     }

@@ -7,7 +7,7 @@ import { laneResolverFor } from '../dead-letters/config-lane-resolver';
 import { createRedis } from '../redis/redis-client';
 import { createQueueFixture, redisUrl, type QueueFixture } from '../testing/queue-fixture';
 import { newDeliveryId } from '../lanes/update-enqueuer';
-import { readBotStats, readRouteStats } from '../lanes/lane-store';
+import { readBotStats, readRouteStats } from '../lanes/lane-stats';
 import { parseAllowedUpdates, pullLaneId, type TakeRequest } from './pull-store';
 
 const ROUTE = 'laptop';

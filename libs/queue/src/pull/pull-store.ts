@@ -6,7 +6,19 @@ import {
   type RedisKeys,
 } from '@relaygram/contracts';
 import type { QueueContext } from '../queue-context';
-import { decodeEntry } from '../lanes/delivery-entry';
+import {
+  parsePullCount,
+  parsePullKillReply,
+  parsePullReplayReply,
+  parsePullTakeReply,
+  PULL,
+  PULL_DROP,
+  PULL_EXPIRE,
+  PULL_KILL,
+  PULL_REPLAY,
+  PULL_TAKE,
+} from '../scripts/pull.lua';
+import type { ScriptPrefix } from '../scripts/script-layout';
 
 /** A pull lane is one per (route, bot): every delivery of the route for that bot. */
 export function pullLaneId(route: string, bot: string): string {
@@ -118,59 +130,39 @@ export class PullStore {
 
   async take(request: TakeRequest): Promise<TakeResult> {
     const { keys, redis } = this.ctx;
-    const lane = pullLaneId(request.route, request.bot);
-    const reply = (await redis.rgPullTakeBuffer(
-      8,
-      ...pullScriptKeys(keys, request.route, request.bot),
-      ...pullScriptArgs(keys, lane, request.now ?? Date.now()),
-      request.token,
-      request.mode,
-      request.offset ? Math.trunc(request.offset) : '',
-      Math.min(100, Math.max(1, Math.trunc(request.limit))),
-      request.waits ? 1 : 0,
-      Math.max(0, Math.trunc(request.maxAgeMs)),
-      request.allowed ? request.allowed.excluded : '-',
-      request.allowed?.shown ? JSON.stringify(request.allowed.shown) : '',
-      PULL_SCRIPT_BATCH,
-      keys.pullNotice(request.route),
-    )) as unknown[];
-    if (text(reply[0]) === 'conflict') return { kind: 'conflict' };
-    return {
-      kind: 'ok',
-      confirmed: Number(text(reply[1])),
-      expired: Number(text(reply[2])),
-      filtered: Number(text(reply[3])),
-      updates: (reply.slice(4) as Buffer[]).map((raw) => decodeEntry(raw).body),
-    };
+    const call = PULL_TAKE.encode(
+      {
+        token: request.token,
+        mode: request.mode,
+        offset: request.offset ? Math.trunc(request.offset) : '',
+        limit: Math.min(100, Math.max(1, Math.trunc(request.limit))),
+        waits: request.waits ? 1 : 0,
+        maxAgeMs: Math.max(0, Math.trunc(request.maxAgeMs)),
+        excluded: request.allowed ? request.allowed.excluded : '-',
+        allowed: request.allowed?.shown ? JSON.stringify(request.allowed.shown) : '',
+        atMost: PULL_SCRIPT_BATCH,
+        noticeChannel: keys.pullNotice(request.route),
+      },
+      pullPrefix(keys, request.route, request.bot, request.now ?? Date.now()),
+    );
+    return parsePullTakeReply(await redis.rgPullTakeBuffer(...call));
   }
 
   /** deleteWebhook with drop_pending_updates: confirms every pending update of the lane. */
   async dropPending(route: string, bot: string, now = Date.now()): Promise<number> {
-    const { keys, redis } = this.ctx;
-    const lane = pullLaneId(route, bot);
-    return Number(
-      await redis.rgPullDrop(
-        8,
-        ...pullScriptKeys(keys, route, bot),
-        ...pullScriptArgs(keys, lane, now),
-      ),
-    );
+    const call = PULL_DROP.encode({}, pullPrefix(this.ctx.keys, route, bot, now));
+    return parsePullCount(await this.ctx.redis.rgPullDrop(...call));
   }
 
   /** Moves entries past max_age at the head of the lane to dead letters as expired. */
   async expire(route: string, bot: string, maxAgeMs: number, now = Date.now()): Promise<number> {
-    const { keys, redis } = this.ctx;
+    const call = PULL_EXPIRE.encode(
+      { maxAgeMs: Math.max(0, Math.trunc(maxAgeMs)), atMost: PULL_SCRIPT_BATCH },
+      pullPrefix(this.ctx.keys, route, bot, now),
+    );
     let total = 0;
     for (;;) {
-      const n = Number(
-        await redis.rgPullExpire(
-          8,
-          ...pullScriptKeys(keys, route, bot),
-          ...pullScriptArgs(keys, pullLaneId(route, bot), now),
-          Math.max(0, Math.trunc(maxAgeMs)),
-          PULL_SCRIPT_BATCH,
-        ),
-      );
+      const n = parsePullCount(await this.ctx.redis.rgPullExpire(...call));
       total += n;
       if (n < PULL_SCRIPT_BATCH) return total;
     }
@@ -178,18 +170,15 @@ export class PullStore {
 
   /** Every entry of the lane goes dead (`route_removed`); its reader state goes too. */
   async kill(route: string, bot: string, reason: DeadReason, now = Date.now()): Promise<number> {
-    const { keys, redis } = this.ctx;
+    const call = PULL_KILL.encode(
+      { atMost: PULL_SCRIPT_BATCH, reason },
+      pullPrefix(this.ctx.keys, route, bot, now),
+    );
     let total = 0;
     for (;;) {
-      const [killed, state] = (await redis.rgPullKill(
-        8,
-        ...pullScriptKeys(keys, route, bot),
-        ...pullScriptArgs(keys, pullLaneId(route, bot), now),
-        PULL_SCRIPT_BATCH,
-        reason,
-      )) as [number, string];
-      total += Number(killed);
-      if (state === 'done') return total;
+      const { killed, done } = parsePullKillReply(await this.ctx.redis.rgPullKill(...call));
+      total += killed;
+      if (done) return total;
     }
   }
 
@@ -205,16 +194,16 @@ export class PullStore {
     now = Date.now(),
   ): Promise<'queued' | 'missing'> {
     const { keys, redis } = this.ctx;
-    const reply = await redis.rgPullReplay(
-      9,
-      ...pullScriptKeys(keys, route, bot),
-      keys.deadLetter(deliveryId),
-      ...pullScriptArgs(keys, pullLaneId(route, bot), now),
-      deliveryId,
-      entry,
-      keys.pullNotice(route),
+    const call = PULL_REPLAY.encode(
+      {
+        deadLetter: keys.deadLetter(deliveryId),
+        deliveryId,
+        entry,
+        noticeChannel: keys.pullNotice(route),
+      },
+      pullPrefix(keys, route, bot, now),
     );
-    return text(reply) === 'queued' ? 'queued' : 'missing';
+    return parsePullReplayReply(await redis.rgPullReplay(...call));
   }
 
   /** Each lane of the routes: pending count, last poll, remembered allowed_updates. */
@@ -297,26 +286,21 @@ function botOfLane(lane: string): string | undefined {
   return parts.length === 3 ? parts[1] : undefined;
 }
 
-/** KEYS[1..8] of a pull script. */
-function pullScriptKeys(keys: RedisKeys, route: string, bot: string): string[] {
+/** The KEYS and ARGV every pull script starts with. */
+function pullPrefix(keys: RedisKeys, route: string, bot: string, now: number): ScriptPrefix {
   const lane = pullLaneId(route, bot);
-  return [
-    keys.lane(lane),
-    keys.pullState(lane),
-    keys.pullLanes(route),
-    keys.routeStats(route),
-    keys.botStats(bot),
-    keys.deadIndex,
-    keys.deadByRoute(route),
-    keys.deadByBot(bot),
-  ];
-}
-
-/** ARGV[1..4] of a pull script. */
-function pullScriptArgs(keys: RedisKeys, lane: string, now: number): (string | number)[] {
-  return [lane, keys.deadLetter(''), DEAD_LETTER_RETENTION_MS, Math.trunc(now)];
-}
-
-function text(value: unknown): string {
-  return Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
+  return PULL.prefix({
+    lane: keys.lane(lane),
+    state: keys.pullState(lane),
+    lanes: keys.pullLanes(route),
+    stats: keys.routeStats(route),
+    bot: keys.botStats(bot),
+    deadIndex: keys.deadIndex,
+    deadByRoute: keys.deadByRoute(route),
+    deadByBot: keys.deadByBot(bot),
+    laneId: lane,
+    deadPrefix: keys.deadLetter(''),
+    deadTtlMs: DEAD_LETTER_RETENTION_MS,
+    now: Math.trunc(now),
+  });
 }

@@ -4,16 +4,12 @@ import {
   type ClusterRedisEndpoint,
   type SentinelRedisEndpoint,
 } from '@relaygram/config';
-import {
-  DROP_JOB_LUA,
-  ENSURE_DRAINING_LUA,
-  FINISH_LUA,
-  HEARTBEAT_LUA,
-  KILL_LANE_LUA,
-  REPAIR_LANE_LUA,
-  RETIRE_LUA,
-  START_LUA,
-} from '../scripts/drain.lua';
+import { FINISH_LUA } from '../scripts/finish.lua';
+import { HEARTBEAT_LUA } from '../scripts/heartbeat.lua';
+import { KILL_LANE_LUA } from '../scripts/kill-lane.lua';
+import { DROP_JOB_LUA, ENSURE_DRAINING_LUA, REPAIR_LANE_LUA } from '../scripts/reconcile.lua';
+import { RETIRE_LUA } from '../scripts/retire.lua';
+import { START_LUA } from '../scripts/start.lua';
 import { ENQUEUE_LUA } from '../scripts/enqueue.lua';
 import { DELETE_DEAD_LUA, REPLAY_LUA } from '../scripts/dead-letter.lua';
 import {

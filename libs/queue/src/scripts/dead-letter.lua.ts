@@ -1,58 +1,80 @@
-import { ENGINE_LUA } from './drain.lua';
+import { indexDeadLua, ROUTE, routeScript } from './engine.lua';
 import { expectTypeLua } from './lua-checks';
+import { parseJobsToAdd, parseOutcome, type DrainJobsToAdd } from '../lanes/drain-script-io';
+import { scriptLayout } from './script-layout';
+
+/**
+ * KEYS: the dead letter, the dead index, dead by route, dead by bot, the lane and its
+ * state, the set of routes, the bot's stats. ARGV: delivery id, lane id, entry.
+ */
+export const REPLAY = scriptLayout({
+  after: ROUTE,
+  keys: [
+    'deadLetter',
+    'deadIndex',
+    'deadByRoute',
+    'deadByBot',
+    'lane',
+    'laneState',
+    'routes',
+    'botStats',
+  ],
+  args: ['deliveryId', 'laneId', 'entry'],
+});
+
+const { K, A } = REPLAY;
+const R = ROUTE.K;
 
 /**
  * Re-send a dead letter: append it to the tail of its lane and drop the dead letter, in
  * one step, so a re-send is neither lost nor doubled when two operators press at once.
  * A lane that was idle is scheduled like a lane of a new update.
- * KEYS[1..9] as every route script (drain.lua.ts), then [10] dead letter, [11] dead
- * index, [12] dead by route, [13] dead by bot, [14] lane, [15] lane state, [16] set of
- * routes, [17] the bot's stats.
- * ARGV[1..5] as every route script, then [6] delivery id, [7] lane id, [8] entry.
  * Returns {{'missing'} | {'queued'}, arms, wakes}.
  */
-export const REPLAY_LUA = `
-local G = {lane = ARGV[1], state = ARGV[2], inbox = ARGV[3], now = tonumber(ARGV[4]),
-  seq = KEYS[8], dispatchers = KEYS[9], arms = {}, wakes = {}}
-local R = {lanes = KEYS[1], ready = KEYS[2], delayed = KEYS[3], drains = KEYS[4],
-  drain = KEYS[5], idle = KEYS[6], stats = KEYS[7], name = ARGV[5]}
-${ENGINE_LUA}
-if redis.call('EXISTS', KEYS[10]) == 0 then
+export const REPLAY_LUA = routeScript(`
+if redis.call('EXISTS', ${K.deadLetter}) == 0 then
   return reply({'missing'})
 end
 ${expectTypeLua('replay')}
-local err = expect(KEYS[14], 'list') or expect(KEYS[15], 'hash') or expect(KEYS[1], 'set')
-  or expect(KEYS[2], 'list') or expect(KEYS[3], 'zset') or expect(KEYS[4], 'hash')
-  or expect(KEYS[5], 'hash') or expect(KEYS[6], 'list') or expect(KEYS[7], 'hash')
-  or expect(KEYS[8], 'string') or expect(KEYS[9], 'zset') or expect(KEYS[16], 'set')
-  or expect(KEYS[17], 'hash')
+local err = expect(${K.lane}, 'list') or expect(${K.laneState}, 'hash') or expect(${R.lanes}, 'set')
+  or expect(${R.ready}, 'list') or expect(${R.delayed}, 'zset') or expect(${R.drains}, 'hash')
+  or expect(${R.drain}, 'hash') or expect(${R.idle}, 'list') or expect(${R.stats}, 'hash')
+  or expect(${R.seq}, 'string') or expect(${R.dispatchers}, 'zset') or expect(${K.routes}, 'set')
+  or expect(${K.botStats}, 'hash')
 if err then return err end
 
-local idle = redis.call('LLEN', KEYS[14]) == 0
-redis.call('RPUSH', KEYS[14], ARGV[8])
-redis.call('HINCRBY', KEYS[7], 'queued', 1)
-redis.call('HINCRBY', KEYS[17], 'queued', 1)
-redis.call('DEL', KEYS[10])
-redis.call('ZREM', KEYS[11], ARGV[6])
-redis.call('ZREM', KEYS[12], ARGV[6])
-redis.call('ZREM', KEYS[13], ARGV[6])
+local idle = redis.call('LLEN', ${K.lane}) == 0
+redis.call('RPUSH', ${K.lane}, ${A.entry})
+redis.call('HINCRBY', ${R.stats}, 'queued', 1)
+redis.call('HINCRBY', ${K.botStats}, 'queued', 1)
+redis.call('DEL', ${K.deadLetter})
+${indexDeadLua('ZREM', [K.deadIndex, K.deadByRoute, K.deadByBot], A.deliveryId, undefined)}
 if idle then
-  redis.call('SADD', KEYS[1], ARGV[7])
-  redis.call('SADD', KEYS[16], ARGV[5])
-  schedule(R, ARGV[7], true)
+  redis.call('SADD', ${R.lanes}, ${A.laneId})
+  redis.call('SADD', ${K.routes}, ${ROUTE.A.route})
+  schedule(R, ${A.laneId}, true)
 end
 return reply({'queued'})
-`;
+`);
 
-/**
- * Delete a dead letter and its index entries.
- * KEYS[1] dead letter, KEYS[2] dead index, KEYS[3] dead by route, KEYS[4] dead by bot.
- * ARGV[1] delivery id. Returns 1 when it existed.
- */
+/** Undefined when the dead letter was gone; else the drain jobs to add. */
+export function parseReplayReply(reply: unknown): DrainJobsToAdd | undefined {
+  return parseOutcome(reply) === 'missing' ? undefined : parseJobsToAdd(reply as unknown[]);
+}
+
+/** KEYS: the dead letter, the dead index, dead by route, dead by bot. ARGV: delivery id. */
+export const DELETE_DEAD = scriptLayout({
+  keys: ['deadLetter', 'deadIndex', 'deadByRoute', 'deadByBot'],
+  args: ['deliveryId'],
+});
+
+/** Delete a dead letter and its index entries. Returns 1 when it existed. */
 export const DELETE_DEAD_LUA = `
-local existed = redis.call('DEL', KEYS[1])
-redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('ZREM', KEYS[3], ARGV[1])
-redis.call('ZREM', KEYS[4], ARGV[1])
+local existed = redis.call('DEL', ${DELETE_DEAD.K.deadLetter})
+${indexDeadLua('ZREM', [DELETE_DEAD.K.deadIndex, DELETE_DEAD.K.deadByRoute, DELETE_DEAD.K.deadByBot], DELETE_DEAD.A.deliveryId, undefined)}
 return existed
 `;
+
+export function parseDeleteDeadReply(reply: unknown): boolean {
+  return Number(reply) === 1;
+}

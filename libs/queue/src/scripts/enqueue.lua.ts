@@ -1,21 +1,82 @@
-import { ENGINE_LUA } from './drain.lua';
+import { ENGINE_LUA, engineGlobals } from './engine.lua';
 import { expectTypeLua } from './lua-checks';
+import { parseArms, type ArmedJob } from '../lanes/drain-script-io';
+import { scriptLayout, text, type ScriptArg } from './script-layout';
 
-/** KEYS before the per-delivery ones, and KEYS per delivery. */
-export const ENQUEUE_FIXED_KEYS = 5;
-export const ENQUEUE_KEYS_PER_DELIVERY = 9;
+/**
+ * KEYS: dedup bitmap of the update's block, sequence, dispatchers, set of routes, the
+ * bot's stats; then `DELIVERY_KEYS` per delivery. ARGV: the lane key, lane-state key and
+ * inbox channel prefixes, now (ms), the update_id's bit in its block, dedup TTL (s); then
+ * `DELIVERY_ARGS` per delivery (`pushDelivery`).
+ */
+export const ENQUEUE = scriptLayout({
+  keys: ['dedup', 'seq', 'dispatchers', 'routes', 'botStats'],
+  args: ['lanePrefix', 'statePrefix', 'inboxPrefix', 'now', 'offset', 'dedupTtl'],
+});
+
+/**
+ * A delivery's KEYS: lane, lane state, and the route's lane set (its pull lanes for a
+ * pull route), ready list, delayed set, drain jobs, drain state, idle jobs, stats.
+ * Its ARGV: lane id, route name, encoded entry, and for a pull route the channel on
+ * which its waiting getUpdates calls are told ('' for a push route).
+ */
+const DELIVERY_KEYS = [
+  'lane',
+  'laneState',
+  'lanes',
+  'ready',
+  'delayed',
+  'drains',
+  'drain',
+  'idle',
+  'stats',
+] as const;
+const DELIVERY_ARGS = ['laneId', 'route', 'entry', 'pullChannel'] as const;
+
+export type EnqueueDelivery = { readonly [P in (typeof DELIVERY_KEYS)[number]]: string } & {
+  readonly [P in (typeof DELIVERY_ARGS)[number]]: ScriptArg;
+};
+
+/** A delivery's KEYS and ARGV, after those of the deliveries before it. */
+export function pushDelivery(
+  tail: { keys: string[]; args: ScriptArg[] },
+  d: EnqueueDelivery,
+): void {
+  for (const name of DELIVERY_KEYS) tail.keys.push(d[name]);
+  for (const name of DELIVERY_ARGS) tail.args.push(d[name]);
+}
+
+/** `KEYS[k + i]` of a delivery's key, `ARGV[a + i]` of its argument: `k`, `a` its first. */
+function deliveryPlaces<N extends string>(
+  array: string,
+  first: string,
+  names: readonly N[],
+): Record<N, string> {
+  const places = {} as Record<N, string>;
+  names.forEach((name, i) => (places[name] = `${array}[${first}${i ? ` + ${i}` : ''}]`));
+  return places;
+}
+
+const { K, A } = ENQUEUE;
+const DK = deliveryPlaces('KEYS', 'k', DELIVERY_KEYS);
+const DA = deliveryPlaces('ARGV', 'a', DELIVERY_ARGS);
+
+export type EnqueueReply =
+  { duplicate: true } | { duplicate: false; arms: ArmedJob[]; failures: string[] };
+
+/** {0} for a duplicate, else {1, arms, failures}. */
+export function parseEnqueueReply(reply: unknown): EnqueueReply {
+  const parts = reply as unknown[];
+  if (Number(parts[0]) === 0) return { duplicate: true };
+  return {
+    duplicate: false,
+    arms: parseArms(parts[1]),
+    failures: ((parts[2] ?? []) as unknown[]).map(text),
+  };
+}
 
 /**
  * Dedup and enqueue one update, atomically.
- *
- * KEYS[1] dedup bitmap of the update's block, [2] sequence, [3] dispatchers, [4] set of
- * routes, [5] the bot's stats, then 9 keys per delivery: lane, lane state, and the
- * route's lane set (its pull lanes for a pull route), ready list, delayed set, drain
- * jobs, drain state, idle jobs, stats.
- * ARGV[1] lane key prefix, [2] lane-state key prefix, [3] inbox channel prefix, [4] now
- * (ms), [5] bit offset of the update_id in its block, [6] dedup TTL (s), then 4 values
- * per delivery: lane id, route name, encoded entry, and for a pull route the channel on
- * which its waiting getUpdates calls are told ('' for a push route).
  *
  * A pull route's lane is never scheduled: no drain job sends it; its client takes the
  * deliveries with getUpdates.
@@ -31,62 +92,61 @@ export const ENQUEUE_KEYS_PER_DELIVERY = 9;
  * the reconciler schedules it once the key is fixed. The update itself is accepted.
  */
 export const ENQUEUE_LUA = `
-local G = {lane = ARGV[1], state = ARGV[2], inbox = ARGV[3], now = tonumber(ARGV[4]),
-  seq = KEYS[2], dispatchers = KEYS[3], arms = {}, wakes = {}}
+${engineGlobals(K.seq, K.dispatchers, A)}
 ${ENGINE_LUA}
-local offset = tonumber(ARGV[5])
-local ttl = tonumber(ARGV[6])
-local n = (#KEYS - 5) / 9
-if offset == nil or ttl == nil or n < 0 or n ~= math.floor(n) or #ARGV ~= 6 + n * 4 then
+local offset = tonumber(${A.offset})
+local ttl = tonumber(${A.dedupTtl})
+local n = (#KEYS - ${ENQUEUE.keyCount}) / ${DELIVERY_KEYS.length}
+if offset == nil or ttl == nil or n < 0 or n ~= math.floor(n) or #ARGV ~= ${ENQUEUE.argCount} + n * ${DELIVERY_ARGS.length} then
   return redis.error_reply('ERR relaygram enqueue: malformed arguments')
 end
 
 -- Checks. GETBIT and LLEN fail on a key of another type before anything is written.
-if redis.call('GETBIT', KEYS[1], offset) == 1 then
+if redis.call('GETBIT', ${K.dedup}, offset) == 1 then
   return {0}
 end
 ${expectTypeLua('enqueue')}
-local err = expect(KEYS[5], 'hash')
+local err = expect(${K.botStats}, 'hash')
 if err then return err end
 local idle = {}
 local new_lanes = false
 for i = 1, n do
-  local k = 6 + (i - 1) * 9
-  idle[i] = redis.call('LLEN', KEYS[k]) == 0
-  err = expect(KEYS[k + 8], 'hash')
+  local k = ${ENQUEUE.keyCount + 1} + (i - 1) * ${DELIVERY_KEYS.length}
+  idle[i] = redis.call('LLEN', ${DK.lane}) == 0
+  err = expect(${DK.stats}, 'hash')
   if not err and idle[i] then
-    err = expect(KEYS[k + 2], 'set')
+    err = expect(${DK.lanes}, 'set')
     new_lanes = true
   end
   if err then return err end
 end
 if new_lanes then
-  err = expect(KEYS[4], 'set')
+  err = expect(${K.routes}, 'set')
   if err then return err end
 end
 
 -- Checks done; writes from here on.
-redis.call('SETBIT', KEYS[1], offset, 1)
+redis.call('SETBIT', ${K.dedup}, offset, 1)
 -- The block lives a full window after its last write, so every mark in it lives at least that long.
-redis.call('EXPIRE', KEYS[1], ttl)
+redis.call('EXPIRE', ${K.dedup}, ttl)
 if n > 0 then
-  redis.call('HINCRBY', KEYS[5], 'queued', n)
+  redis.call('HINCRBY', ${K.botStats}, 'queued', n)
 end
 local failures = {}
 for i = 1, n do
-  local k = 6 + (i - 1) * 9
-  local a = 7 + (i - 1) * 4
-  local lane, route, pull = ARGV[a], ARGV[a + 1], ARGV[a + 3]
-  redis.call('RPUSH', KEYS[k], ARGV[a + 2])
-  redis.call('HINCRBY', KEYS[k + 8], 'queued', 1)
+  local k = ${ENQUEUE.keyCount + 1} + (i - 1) * ${DELIVERY_KEYS.length}
+  local a = ${ENQUEUE.argCount + 1} + (i - 1) * ${DELIVERY_ARGS.length}
+  local lane, route, pull = ${DA.laneId}, ${DA.route}, ${DA.pullChannel}
+  redis.call('RPUSH', ${DK.lane}, ${DA.entry})
+  redis.call('HINCRBY', ${DK.stats}, 'queued', 1)
   if pull ~= '' then
-    if idle[i] then redis.call('SADD', KEYS[k + 2], lane) end
+    if idle[i] then redis.call('SADD', ${DK.lanes}, lane) end
     redis.call('PUBLISH', pull, lane)
   elseif idle[i] then
-    redis.call('SADD', KEYS[k + 2], lane)
-    redis.call('SADD', KEYS[4], route)
-    local r = {lanes = KEYS[k + 2], ready = KEYS[k + 3], delayed = KEYS[k + 4],
-      drains = KEYS[k + 5], drain = KEYS[k + 6], idle = KEYS[k + 7], stats = KEYS[k + 8], name = route}
+    redis.call('SADD', ${DK.lanes}, lane)
+    redis.call('SADD', ${K.routes}, route)
+    local r = {lanes = ${DK.lanes}, ready = ${DK.ready}, delayed = ${DK.delayed},
+      drains = ${DK.drains}, drain = ${DK.drain}, idle = ${DK.idle}, stats = ${DK.stats}, name = route}
     local ok, failure = pcall(schedule, r, lane, true)
     if not ok then
       failures[#failures + 1] = lane .. ': ' .. tostring(type(failure) == 'table' and failure.err or failure)

@@ -1,4 +1,8 @@
+import { decodeEntry } from '../lanes/delivery-entry';
+import { indexDeadLua } from './engine.lua';
 import { expectTypeLua } from './lua-checks';
+import type { TakeResult } from '../pull/pull-store';
+import { scriptLayout, text } from './script-layout';
 
 /**
  * The pull lanes' scripts (pull/pull-store.ts). A pull lane is a plain list of entries
@@ -58,9 +62,7 @@ local function bury(P, entry, reason, served, now)
     'attempts', served and 1 or 0, 'last_error',
     served and 'served to its client, never confirmed' or 'never taken by its client')
   redis.call('PEXPIRE', key, P.dead_ttl)
-  redis.call('ZADD', P.dead_index, now, id)
-  redis.call('ZADD', P.dead_route, now, id)
-  redis.call('ZADD', P.dead_bot, now, id)
+  ${indexDeadLua('ZADD', ['P.dead_index', 'P.dead_route', 'P.dead_bot'], 'id', 'now', '  ')}
 end
 local function check_dead_keys(P)
   return expect(P.dead_index, 'zset') or expect(P.dead_route, 'zset') or expect(P.dead_bot, 'zset')
@@ -97,11 +99,20 @@ local function settle_lane(P, served)
 end
 `;
 
-/** KEYS and ARGV every pull script starts with; see `pullScriptKeys` / `pullScriptArgs`. */
+/**
+ * The KEYS and ARGV every pull script starts with: the lane, its pull state, the
+ * route's pull lanes, route stats, bot stats, dead index, dead by route, dead by bot;
+ * lane id, dead-letter key prefix, dead-letter TTL (ms), now (ms).
+ */
+export const PULL = scriptLayout({
+  keys: ['lane', 'state', 'lanes', 'stats', 'bot', 'deadIndex', 'deadByRoute', 'deadByBot'],
+  args: ['laneId', 'deadPrefix', 'deadTtlMs', 'now'],
+});
+
 const PULL_HEAD = `
-local P = {lane = KEYS[1], state = KEYS[2], lanes = KEYS[3], stats = KEYS[4], bot = KEYS[5],
-  dead_index = KEYS[6], dead_route = KEYS[7], dead_bot = KEYS[8],
-  lane_id = ARGV[1], dead_prefix = ARGV[2], dead_ttl = ARGV[3], now = tonumber(ARGV[4])}
+local P = {lane = ${PULL.K.lane}, state = ${PULL.K.state}, lanes = ${PULL.K.lanes}, stats = ${PULL.K.stats}, bot = ${PULL.K.bot},
+  dead_index = ${PULL.K.deadIndex}, dead_route = ${PULL.K.deadByRoute}, dead_bot = ${PULL.K.deadByBot},
+  lane_id = ${PULL.A.laneId}, dead_prefix = ${PULL.A.deadPrefix}, dead_ttl = ${PULL.A.deadTtlMs}, now = tonumber(${PULL.A.now})}
 ${PULL_COMMON}
 local err = expect(P.lane, 'list') or expect(P.state, 'hash') or expect(P.lanes, 'set')
   or expect(P.stats, 'hash') or expect(P.bot, 'hash') or check_dead_keys(P)
@@ -109,17 +120,33 @@ if err then return err end
 `;
 
 /**
- * One getUpdates step: confirm, expire, take. KEYS[1..8] and ARGV[1..4] as every pull
- * script (lane, pull state, the route's pull lanes, route stats, bot stats, dead index,
- * dead by route, dead by bot; lane id, dead-letter key prefix, dead-letter TTL, now).
- * ARGV[5] the call's token, [6] 'claim' (a new call: it becomes the lane's poller, and
- * a waiting older call is told on ARGV[14]) or 'check' (a waiting call looks again:
- * refused when another call has claimed the lane since), [7] offset ('' for none),
- * [8] limit, [9] 1 when the call waits if nothing is there (it stays the poller), [10]
- * max_age (ms), [11] the new excluded types (`,a,b,`; '-' keeps the remembered ones),
- * [12] allowed_updates as the client gave them (JSON, kept for getWebhookInfo), [13] at
- * most this many entries scanned or expired, [14] the route's notice channel.
- *
+ * ARGV after PULL's: the call's token; 'claim' (a new call: it becomes the lane's
+ * poller, and a waiting older call is told on the notice channel) or 'check' (a waiting
+ * call looks again: refused when another call has claimed the lane since); offset (''
+ * for none); limit; 1 when the call waits if nothing is there (it stays the poller);
+ * max_age (ms); the new excluded types (`,a,b,`; '-' keeps the remembered ones);
+ * allowed_updates as the client gave them (JSON, kept for getWebhookInfo); at most this
+ * many entries scanned or expired; the route's notice channel.
+ */
+export const PULL_TAKE = scriptLayout({
+  after: PULL,
+  keys: [],
+  args: [
+    'token',
+    'mode',
+    'offset',
+    'limit',
+    'waits',
+    'maxAgeMs',
+    'excluded',
+    'allowed',
+    'atMost',
+    'noticeChannel',
+  ],
+});
+
+/**
+ * One getUpdates step: confirm, expire, take.
  * Returns {'conflict'} or {'ok', confirmed, expired, filtered, entry...}.
  *
  * Confirmation, like Telegram's offset: an entry is confirmed once served and a later
@@ -130,18 +157,20 @@ if err then return err end
  * update_id order differ when a webhook delivers several chats at once.
  * A negative offset -k forgets everything but the last k entries (counted confirmed).
  */
+const T = PULL_TAKE.A;
+
 export const PULL_TAKE_LUA = `
 ${PULL_HEAD}
-local token, mode, offset, limit = ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8])
-local waits, max_age, excluded_arg, at_most = ARGV[9] == '1', tonumber(ARGV[10]), ARGV[11], tonumber(ARGV[13])
+local token, mode, offset, limit = ${T.token}, ${T.mode}, tonumber(${T.offset}), tonumber(${T.limit})
+local waits, max_age, excluded_arg, at_most = ${T.waits} == '1', tonumber(${T.maxAgeMs}), ${T.excluded}, tonumber(${T.atMost})
 local st = redis.call('HMGET', P.state, 'served', 'excluded', 'poller')
 if mode == 'check' and st[3] ~= token then return {'conflict'} end
-if mode == 'claim' and st[3] and st[3] ~= token then redis.call('PUBLISH', ARGV[14], P.lane_id) end
+if mode == 'claim' and st[3] and st[3] ~= token then redis.call('PUBLISH', ${T.noticeChannel}, P.lane_id) end
 local served = tonumber(st[1]) or 0
 local excluded = st[2] or ''
 if excluded_arg ~= '-' then
   excluded = excluded_arg
-  redis.call('HSET', P.state, 'excluded', excluded, 'allowed', ARGV[12])
+  redis.call('HSET', P.state, 'excluded', excluded, 'allowed', ${T.allowed})
 end
 redis.call('HSET', P.state, 'polled_at', P.now)
 
@@ -217,10 +246,12 @@ for i = 1, #taken do out[#out + 1] = taken[i] end
 return out
 `;
 
+/** PULL's KEYS and ARGV only. */
+export const PULL_DROP = scriptLayout({ after: PULL, keys: [], args: [] });
+
 /**
  * deleteWebhook with drop_pending_updates: every entry of the lane is confirmed (route
- * `delivered`), for this client only. KEYS and ARGV[1..4] as every pull script.
- * Returns how many were dropped.
+ * `delivered`), for this client only. Returns how many were dropped.
  */
 export const PULL_DROP_LUA = `
 ${PULL_HEAD}
@@ -233,29 +264,35 @@ settle_lane(P, 0)
 return n
 `;
 
+/** ARGV after PULL's: max_age (ms), at most this many entries. */
+export const PULL_EXPIRE = scriptLayout({ after: PULL, keys: [], args: ['maxAgeMs', 'atMost'] });
+
 /**
- * Up to ARGV[6] head entries past max_age (ARGV[5], ms) go dead as expired, whether or
- * not a client polls. KEYS and ARGV[1..4] as every pull script. Returns how many.
+ * Up to `atMost` head entries past max_age go dead as expired, whether or not a client
+ * polls. Returns how many.
  */
 export const PULL_EXPIRE_LUA = `
 ${PULL_HEAD}
 local served = tonumber(redis.call('HGET', P.state, 'served')) or 0
-local n, left, e = expire_heads(P, served, P.now, tonumber(ARGV[5]), tonumber(ARGV[6]))
+local n, left, e = expire_heads(P, served, P.now, tonumber(${PULL_EXPIRE.A.maxAgeMs}), tonumber(${PULL_EXPIRE.A.atMost}))
 settle_lane(P, left)
 if e then return e end
 return n
 `;
 
+/** ARGV after PULL's: at most this many entries, the reason. */
+export const PULL_KILL = scriptLayout({ after: PULL, keys: [], args: ['atMost', 'reason'] });
+
 /**
- * A removed route: up to ARGV[5] entries of the lane go dead as route_removed (ARGV[6]).
- * KEYS and ARGV[1..4] as every pull script. Returns {killed, 'done'|'more'}; the lane's
- * reader state goes with its last entry.
+ * A removed route: up to `atMost` entries of the lane go dead with `reason`
+ * (route_removed). Returns {killed, 'done'|'more'}; the lane's reader state goes with
+ * its last entry.
  */
 export const PULL_KILL_LUA = `
 ${PULL_HEAD}
 local served = tonumber(redis.call('HGET', P.state, 'served')) or 0
 local n = 0
-while n < tonumber(ARGV[5]) do
+while n < tonumber(${PULL_KILL.A.atMost}) do
   local head = redis.call('LINDEX', P.lane, 0)
   if not head then break end
   local id = delivery_id(head)
@@ -263,7 +300,7 @@ while n < tonumber(ARGV[5]) do
     err = expect(P.dead_prefix .. id, 'hash')
     if err then break end
   end
-  bury(P, head, ARGV[6], served > 0, P.now)
+  bury(P, head, ${PULL_KILL.A.reason}, served > 0, P.now)
   redis.call('LPOP', P.lane)
   if served > 0 then served = served - 1 end
   n = n + 1
@@ -280,24 +317,53 @@ if err then return err end
 return {n, 'more'}
 `;
 
+/** KEYS after PULL's: the dead letter. ARGV: delivery id, entry, the route's notice channel. */
+export const PULL_REPLAY = scriptLayout({
+  after: PULL,
+  keys: ['deadLetter'],
+  args: ['deliveryId', 'entry', 'noticeChannel'],
+});
+
 /**
  * Re-send a dead letter of a pull route: it goes to the tail of its lane for the client
  * to take, the dead letter goes, and waiting getUpdates calls are told, in one step.
- * KEYS[1..8] and ARGV[1..4] as every pull script, then KEYS[9] the dead letter.
- * ARGV[5] delivery id, [6] entry, [7] the route's notice channel.
  * Returns 'missing' or 'queued'.
  */
 export const PULL_REPLAY_LUA = `
 ${PULL_HEAD}
-if redis.call('EXISTS', KEYS[9]) == 0 then return 'missing' end
-redis.call('RPUSH', P.lane, ARGV[6])
+if redis.call('EXISTS', ${PULL_REPLAY.K.deadLetter}) == 0 then return 'missing' end
+redis.call('RPUSH', P.lane, ${PULL_REPLAY.A.entry})
 redis.call('SADD', P.lanes, P.lane_id)
 redis.call('HINCRBY', P.stats, 'queued', 1)
 redis.call('HINCRBY', P.bot, 'queued', 1)
-redis.call('DEL', KEYS[9])
-redis.call('ZREM', P.dead_index, ARGV[5])
-redis.call('ZREM', P.dead_route, ARGV[5])
-redis.call('ZREM', P.dead_bot, ARGV[5])
-redis.call('PUBLISH', ARGV[7], P.lane_id)
+redis.call('DEL', ${PULL_REPLAY.K.deadLetter})
+${indexDeadLua('ZREM', ['P.dead_index', 'P.dead_route', 'P.dead_bot'], PULL_REPLAY.A.deliveryId, undefined)}
+redis.call('PUBLISH', ${PULL_REPLAY.A.noticeChannel}, P.lane_id)
 return 'queued'
 `;
+
+export function parsePullTakeReply(reply: unknown): TakeResult {
+  const parts = reply as unknown[];
+  if (text(parts[0]) === 'conflict') return { kind: 'conflict' };
+  return {
+    kind: 'ok',
+    confirmed: Number(text(parts[1])),
+    expired: Number(text(parts[2])),
+    filtered: Number(text(parts[3])),
+    updates: (parts.slice(4) as Buffer[]).map((raw) => decodeEntry(raw).body),
+  };
+}
+
+/** How many entries a drop or an expiry moved. */
+export function parsePullCount(reply: unknown): number {
+  return Number(reply);
+}
+
+export function parsePullKillReply(reply: unknown): { killed: number; done: boolean } {
+  const [killed, state] = reply as unknown[];
+  return { killed: Number(killed), done: text(state) === 'done' };
+}
+
+export function parsePullReplayReply(reply: unknown): 'queued' | 'missing' {
+  return text(reply) === 'queued' ? 'queued' : 'missing';
+}
