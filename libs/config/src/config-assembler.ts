@@ -1,52 +1,36 @@
+import {
+  claimName,
+  entries,
+  FirstSeen,
+  knownBots,
+  listOf,
+  lowerCase,
+  unique,
+  UNRESOLVED,
+  type AssemblyContext,
+  type Entry,
+} from './assembly-context';
 import type {
   BotConfig,
   ClientConfig,
   OutboundConfig,
-  PullRouteConfig,
   RedisConfig,
   RelaygramConfig,
-  RetryConfig,
-  RouteConfig,
-  RouteMatch,
   TelegramConfig,
   WebhookConfig,
 } from './config.types';
 import { parseDuration } from './duration';
 import { DEFAULT_OUTBOUND } from './outbound';
-import type { EnvSecrets } from './env-secrets';
-import type { ProblemList } from './problem-list';
-import {
-  assemblePullRoute,
-  checkPullRouteClients,
-  type PullRouteEntry,
-} from './pull-route-assembler';
+import { checkPullRouteClients, type PullRouteEntry } from './pull-route-assembler';
+import { assembleRoutes } from './route-assembler';
 import type { BotDto, OutboundDto, WebhookDto } from './schema/bot.dto';
 import type { ClientDto } from './schema/client.dto';
 import { DEFAULTS } from './schema/config-defaults';
-import { BOT_TOKEN, isMapping, KNOWN_UPDATE_TYPES, NAME } from './schema/config-rules';
+import { BOT_TOKEN, isMapping, KNOWN_UPDATE_TYPES } from './schema/config-rules';
 import type { RelaygramConfigDto } from './schema/relaygram-config.dto';
-import type { RetryDto, RouteDto, RouteMatchDto } from './schema/route.dto';
 import { httpUrlProblem, redisUrlProblem } from './schema/value-checks';
-import {
-  botTokenRule,
-  clientTokenRule,
-  serviceTokenRule,
-  signingSecretRule,
-  telegramSecretTokenRule,
-} from './secret-rules';
-import { Secret } from './secret';
+import { botTokenRule, clientTokenRule, telegramSecretTokenRule } from './secret-rules';
 import { formatPath, type PathSegment } from './yaml-path';
-
-// Stands in for a secret that failed to resolve; that failure is a problem, so a config
-// holding it is never handed out.
-const UNRESOLVED = new Secret('');
-
-export interface AssemblyContext {
-  readonly env: NodeJS.ProcessEnv;
-  readonly secrets: EnvSecrets;
-  readonly problems: ProblemList;
-  readonly warnings: ProblemList;
-}
 
 export type AssembledConfig = Omit<RelaygramConfig, 'warnings' | 'source'>;
 
@@ -212,127 +196,6 @@ function assembleWebhook(
   };
 }
 
-function assembleRoutes(
-  items: Entry<RouteDto>[],
-  bots: readonly BotConfig[],
-  ctx: AssemblyContext,
-  /** Receives the pull routes (`pull:`), which the dispatcher never sees. */
-  pulls: PullRouteEntry[],
-): RouteConfig[] {
-  const names = new FirstSeen();
-  const routes: RouteConfig[] = [];
-  for (const { dto, path } of items) {
-    claimName(names, dto.name, [...path, 'name'], 'name', ctx);
-    const listedBots = listOf(dto.bots);
-    const routeBots = listedBots
-      ? knownBots(listedBots, [...path, 'bots'], bots, ctx)
-      : bots.map((bot) => bot.id);
-    if (dto.pull !== undefined) {
-      const match = isMapping(dto.match) ? assembleMatch(dto.match) : undefined;
-      warnUnsubscribedTypes(dto.match, path, routeBots, bots, ctx);
-      const maxAgeMs = assembleRetry(isMapping(dto.retry) ? dto.retry : undefined).maxAgeMs;
-      const route: PullRouteConfig = assemblePullRoute(
-        dto,
-        path,
-        routeBots,
-        match,
-        maxAgeMs,
-        ctx.problems,
-      );
-      pulls.push({ route, path });
-      continue;
-    }
-    const signature = dto.signature ?? DEFAULTS.routeSignature;
-    const signingSecret = ctx.secrets.resolve(
-      [...path, 'signing_secret_env'],
-      dto.signing_secret_env,
-      signingSecretRule(signature),
-    );
-    const serviceToken = ctx.secrets.resolve(
-      [...path, 'service_token_env'],
-      dto.service_token_env,
-      serviceTokenRule,
-    );
-    const telegramSecretToken = ctx.secrets.resolve(
-      [...path, 'telegram_secret_token_env'],
-      dto.telegram_secret_token_env,
-      telegramSecretTokenRule,
-    );
-    if (!dto.signing_secret_env && !dto.service_token_env && !dto.telegram_secret_token_env) {
-      ctx.warnings.add(
-        path,
-        "no signing_secret_env, service_token_env or telegram_secret_token_env: the target cannot tell Relaygram's deliveries from anyone else's",
-      );
-    }
-    const match = isMapping(dto.match) ? assembleMatch(dto.match) : undefined;
-    warnUnsubscribedTypes(dto.match, path, routeBots, bots, ctx);
-    routes.push({
-      name: dto.name,
-      bots: routeBots,
-      targetUrl: dto.target_url,
-      ...(match ? { match } : {}),
-      format: dto.format ?? DEFAULTS.routeFormat,
-      ordering: dto.ordering ?? DEFAULTS.routeOrdering,
-      concurrency: dto.concurrency ?? DEFAULTS.routeConcurrency,
-      timeoutMs: durationMs(dto.timeout, DEFAULTS.routeTimeout),
-      ...(signingSecret ? { signingSecretEnv: dto.signing_secret_env, signingSecret } : {}),
-      signature,
-      ...(serviceToken ? { serviceTokenEnv: dto.service_token_env, serviceToken } : {}),
-      ...(telegramSecretToken
-        ? { telegramSecretTokenEnv: dto.telegram_secret_token_env, telegramSecretToken }
-        : {}),
-      webhookReply: dto.webhook_reply ?? DEFAULTS.routeWebhookReply,
-      retry: assembleRetry(isMapping(dto.retry) ? dto.retry : undefined),
-    });
-  }
-  return routes;
-}
-
-function assembleMatch(dto: RouteMatchDto): RouteMatch | undefined {
-  const updateTypes = listOf(dto.update_types);
-  const userIds = listOf(dto.user_ids);
-  const chatIds = listOf(dto.chat_ids);
-  const commands = listOf(dto.commands);
-  const callbackPrefixes = listOf(dto.callback_prefixes);
-  const match: RouteMatch = {
-    ...(updateTypes ? { updateTypes: unique(updateTypes) } : {}),
-    ...(userIds ? { userIds: unique(userIds) } : {}),
-    ...(chatIds ? { chatIds: unique(chatIds) } : {}),
-    ...(commands ? { commands: unique(lowerCase(commands)) } : {}),
-    ...(callbackPrefixes ? { callbackPrefixes: unique(callbackPrefixes) } : {}),
-  };
-  return Object.keys(match).length ? match : undefined;
-}
-
-function assembleRetry(dto: RetryDto | undefined): RetryConfig {
-  return {
-    maxAgeMs: durationMs(dto?.max_age, DEFAULTS.retryMaxAge),
-    backoffCapMs: durationMs(dto?.backoff_cap, DEFAULTS.retryBackoffCap),
-    maxConsecutive5xx: dto?.max_consecutive_5xx ?? DEFAULTS.retryMaxConsecutive5xx,
-  };
-}
-
-/** A route matching a type that none of its bots asks Telegram for never sees it. */
-function warnUnsubscribedTypes(
-  match: RouteMatchDto | undefined,
-  routePath: readonly PathSegment[],
-  routeBots: readonly string[],
-  bots: readonly BotConfig[],
-  ctx: AssemblyContext,
-): void {
-  const updateTypes = isMapping(match) ? listOf(match.update_types) : undefined;
-  const subscribed = bots.filter((bot) => routeBots.includes(bot.id));
-  if (!updateTypes || subscribed.length === 0) return;
-  updateTypes.forEach((type, index) => {
-    if (typeof type !== 'string') return;
-    if (subscribed.some((bot) => bot.allowedUpdates.includes(type))) return;
-    ctx.warnings.add(
-      [...routePath, 'match', 'update_types', index],
-      `no bot of this route has "${type}" in allowed_updates, so the route never receives it`,
-    );
-  });
-}
-
 function assembleClients(
   items: Entry<ClientDto>[],
   bots: readonly BotConfig[],
@@ -366,78 +229,4 @@ function assembleClients(
     });
   }
   return clients;
-}
-
-/** The listed bot ids that exist; each one that does not is a problem at its index. */
-function knownBots(
-  listed: readonly unknown[],
-  path: readonly PathSegment[],
-  bots: readonly BotConfig[],
-  ctx: AssemblyContext,
-): string[] {
-  const known: string[] = [];
-  listed.forEach((id, index) => {
-    if (typeof id !== 'string' || !NAME.test(id)) return;
-    if (bots.some((bot) => bot.id === id)) known.push(id);
-    else ctx.problems.add([...path, index], `unknown bot "${id}"`);
-  });
-  return unique(known);
-}
-
-function claimName(
-  seen: FirstSeen,
-  name: unknown,
-  path: readonly PathSegment[],
-  key: string,
-  ctx: AssemblyContext,
-): void {
-  if (typeof name !== 'string' || !NAME.test(name)) return;
-  const earlier = seen.claim(name, path);
-  if (earlier) {
-    ctx.problems.add(
-      path,
-      `"${name}" is already the ${key} of ${formatPath(earlier.slice(0, -1))}`,
-    );
-  }
-}
-
-/** Remembers the first path at which each key was seen. */
-class FirstSeen {
-  private readonly seen = new Map<string, readonly PathSegment[]>();
-
-  /** The earlier path holding this key, or undefined after recording this one as the first. */
-  claim(key: string, path: readonly PathSegment[]): readonly PathSegment[] | undefined {
-    const earlier = this.seen.get(key);
-    if (earlier) return earlier;
-    this.seen.set(key, path);
-    return undefined;
-  }
-}
-
-interface Entry<T> {
-  readonly dto: T;
-  readonly path: readonly PathSegment[];
-}
-
-/** The mapping items of a top-level list, with their paths; other items were reported. */
-function entries<T extends object>(section: string, list: readonly T[] | undefined): Entry<T>[] {
-  if (!Array.isArray(list)) return [];
-  return list.flatMap((dto, index) => (isMapping(dto) ? [{ dto, path: [section, index] }] : []));
-}
-
-function durationMs(value: string | number | undefined, fallback: string): number {
-  return parseDuration(value ?? fallback) ?? 0;
-}
-
-/** The list a key holds, or undefined when it holds something else (reported elsewhere). */
-function listOf<T>(value: readonly T[] | undefined): readonly T[] | undefined {
-  return Array.isArray(value) ? value : undefined;
-}
-
-function unique<T>(values: readonly T[]): T[] {
-  return [...new Set(values)];
-}
-
-function lowerCase(values: readonly string[]): string[] {
-  return values.map((value) => (typeof value === 'string' ? value.toLowerCase() : value));
 }
