@@ -31,6 +31,12 @@ export interface QueueModuleOptions {
   dieAfterEnqueue?: number;
 }
 
+/**
+ * Nest's logger, which the apps back with their pino logger (PinoNestLogger): an object
+ * message keeps `err` as pino's error field, stack included. The process's pino logger
+ * itself is provided by ObservabilityModule (RELAYGRAM_LOGGER), which depends on this
+ * module and so cannot be injected here.
+ */
 const logger = new Logger('Redis');
 
 /**
@@ -45,7 +51,7 @@ function connectionErrorLogger(): (error: Error) => void {
   return (error) => {
     if (reported) return;
     reported = true;
-    logger.warn(`Redis connection lost: ${error.message}; reconnecting`);
+    logger.warn({ msg: 'Redis connection lost; reconnecting', err: error });
     setTimeout(() => (reported = false), 30_000).unref();
   };
 }
@@ -130,9 +136,7 @@ class RedisLifecycle implements OnApplicationShutdown {
           scheduler,
           (error) =>
             // The update is accepted; the reconciler arms its lanes' jobs later.
-            logger.warn(
-              `drain job not added (the reconciler will add it): ${error instanceof Error ? error.message : String(error)}`,
-            ),
+            logger.warn({ msg: 'drain job not added (the reconciler will add it)', err: error }),
           options.dieAfterEnqueue,
         ),
     },
