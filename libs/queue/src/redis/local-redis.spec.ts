@@ -2,15 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { redisAnswers, startRedisServer } from './local-redis';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { processAlive } from './process-alive';
 
 describe('startRedisServer with a data directory', () => {
   let dir: string;
@@ -28,7 +20,7 @@ describe('startRedisServer with a data directory', () => {
       expect(second.url).toBe(first.url);
       expect(second.pid).toBe(first.pid);
       await second.stop();
-      expect(alive(first.pid!)).toBe(false);
+      expect(processAlive(first.pid!)).toBe(false);
       const port = Number(new URL(first.url).port);
       expect(await redisAnswers('127.0.0.1', port, 200)).toBe(false);
     } finally {

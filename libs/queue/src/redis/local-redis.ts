@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { delimiter, join } from 'node:path';
+import { processAlive } from './process-alive';
 
 export interface LocalRedis {
   url: string;
@@ -168,15 +169,6 @@ const PIDFILE = 'redis.pid';
 /** Where a started server is recorded ({ pid, port }), to find it again after a crash. */
 const SERVER_FILE = 'relaygram-redis.json';
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** The server recorded in `dataDir`, when it still runs and answers. */
 async function orphanedServer(dataDir: string): Promise<LocalRedis | undefined> {
   let recorded: { pid?: unknown; port?: unknown };
@@ -186,17 +178,18 @@ async function orphanedServer(dataDir: string): Promise<LocalRedis | undefined> 
     return undefined;
   }
   const { pid, port } = recorded;
-  if (typeof pid !== 'number' || typeof port !== 'number' || !alive(pid)) return undefined;
+  if (typeof pid !== 'number' || typeof port !== 'number' || !processAlive(pid)) return undefined;
   if (!(await redisAnswers('127.0.0.1', port, 500))) return undefined;
   return {
     url: `redis://127.0.0.1:${port}`,
     pid,
     async stop() {
-      if (!alive(pid)) return;
+      if (!processAlive(pid)) return;
       process.kill(pid, 'SIGTERM');
       const deadline = Date.now() + 5_000;
-      while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      if (alive(pid)) process.kill(pid, 'SIGKILL');
+      while (processAlive(pid) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+      if (processAlive(pid)) process.kill(pid, 'SIGKILL');
     },
   };
 }
