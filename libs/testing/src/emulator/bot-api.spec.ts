@@ -1,5 +1,6 @@
 import { request } from 'undici';
 import { callApi, resultOf, type Encoding } from '../test/bot-api-client';
+import { emulatorPerSpec } from '../test/emulator-per-spec';
 import type { BotIdentity, TelegramMessage } from './emulator.types';
 import { TelegramEmulator } from './telegram-emulator';
 
@@ -7,14 +8,13 @@ describe('Bot API over HTTP', () => {
   let emu: TelegramEmulator;
   let bot: BotIdentity;
 
-  beforeAll(async () => {
-    emu = await TelegramEmulator.start();
-  });
-  afterAll(() => emu.stop());
-  beforeEach(async () => {
-    await emu.reset();
-    bot = emu.addBot({ username: 'relay_test_bot', firstName: 'Relay' });
-  });
+  emulatorPerSpec(
+    (started, fresh) => {
+      emu = started;
+      bot = fresh;
+    },
+    { username: 'relay_test_bot', firstName: 'Relay' },
+  );
 
   it('gives bots realistic tokens whose numeric part is the id', () => {
     const other = emu.addBot();

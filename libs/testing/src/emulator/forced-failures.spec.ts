@@ -1,7 +1,8 @@
 import { request } from 'undici';
 import { callApi } from '../test/bot-api-client';
+import { emulatorPerSpec } from '../test/emulator-per-spec';
 import type { BotIdentity } from './emulator.types';
-import { TelegramEmulator } from './telegram-emulator';
+import type { TelegramEmulator } from './telegram-emulator';
 
 describe('forced failures', () => {
   let emu: TelegramEmulator;
@@ -10,13 +11,9 @@ describe('forced failures', () => {
   const send = (text = 'hi') =>
     callApi(emu.apiRoot, bot.token, 'sendMessage', { chat_id: 1, text });
 
-  beforeAll(async () => {
-    emu = await TelegramEmulator.start();
-  });
-  afterAll(() => emu.stop());
-  beforeEach(async () => {
-    await emu.reset();
-    bot = emu.addBot();
+  emulatorPerSpec((started, fresh) => {
+    emu = started;
+    bot = fresh;
   });
 
   it('answers 401 Unauthorized on every method, once by default', async () => {

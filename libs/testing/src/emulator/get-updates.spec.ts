@@ -1,7 +1,8 @@
 import { callApi, resultOf } from '../test/bot-api-client';
+import { emulatorPerSpec } from '../test/emulator-per-spec';
 import { eventually } from '../eventually';
 import type { BotIdentity, Update } from './emulator.types';
-import { TelegramEmulator } from './telegram-emulator';
+import type { TelegramEmulator } from './telegram-emulator';
 
 describe('getUpdates', () => {
   let emu: TelegramEmulator;
@@ -11,13 +12,9 @@ describe('getUpdates', () => {
     resultOf<Update[]>(emu.apiRoot, bot.token, 'getUpdates', params);
   const ids = (updates: Update[]) => updates.map((u) => u.update_id);
 
-  beforeAll(async () => {
-    emu = await TelegramEmulator.start();
-  });
-  afterAll(() => emu.stop());
-  beforeEach(async () => {
-    await emu.reset();
-    bot = emu.addBot();
+  emulatorPerSpec((started, fresh) => {
+    emu = started;
+    bot = fresh;
   });
 
   it('returns pending updates with rising ids until an offset confirms them', async () => {

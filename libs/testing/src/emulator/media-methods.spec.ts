@@ -4,6 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { request } from 'undici';
 import { callApi, resultOf } from '../test/bot-api-client';
+import { emulatorPerSpec } from '../test/emulator-per-spec';
 import type { BotIdentity, PhotoSize, TelegramDocument, TelegramMessage } from './emulator.types';
 import { FileStore } from './file-store';
 import { TelegramEmulator } from './telegram-emulator';
@@ -40,13 +41,9 @@ describe('files', () => {
     return { status: response.statusCode, bytes: Buffer.from(await response.body.arrayBuffer()) };
   };
 
-  beforeAll(async () => {
-    emu = await TelegramEmulator.start();
-  });
-  afterAll(() => emu.stop());
-  beforeEach(async () => {
-    await emu.reset();
-    bot = emu.addBot();
+  emulatorPerSpec((started, fresh) => {
+    emu = started;
+    bot = fresh;
   });
 
   it('uploads a photo, describes it and serves it back through getFile', async () => {

@@ -1,6 +1,7 @@
 import { callApi, resultOf } from '../test/bot-api-client';
+import { emulatorPerSpec } from '../test/emulator-per-spec';
 import type { BotIdentity, TelegramMessage } from './emulator.types';
-import { TelegramEmulator } from './telegram-emulator';
+import type { TelegramEmulator } from './telegram-emulator';
 
 describe('sending methods', () => {
   let emu: TelegramEmulator;
@@ -14,14 +15,13 @@ describe('sending methods', () => {
   };
   const keyboard = (data: string) => ({ inline_keyboard: [[{ text: data, callback_data: data }]] });
 
-  beforeAll(async () => {
-    emu = await TelegramEmulator.start();
-  });
-  afterAll(() => emu.stop());
-  beforeEach(async () => {
-    await emu.reset();
-    bot = emu.addBot({ username: 'sender_bot' });
-  });
+  emulatorPerSpec(
+    (started, fresh) => {
+      emu = started;
+      bot = fresh;
+    },
+    { username: 'sender_bot' },
+  );
 
   describe('sendMessage', () => {
     it('answers a realistic Message whose ids rise per chat', async () => {
