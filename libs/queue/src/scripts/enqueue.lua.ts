@@ -1,6 +1,6 @@
+import { parseArms, type ArmedJob } from '../lanes/drain-script-io';
 import { ENGINE_LUA, engineGlobals } from './engine.lua';
 import { expectTypeLua } from './lua-checks';
-import { parseArms, type ArmedJob } from '../lanes/drain-script-io';
 import { scriptLayout, text, type ScriptArg } from './script-layout';
 
 /**
