@@ -104,12 +104,42 @@ export function deliveryKey(route: string, bot: string, updateId: number): strin
  */
 export function auditDeliveries(input: AuditInput): AuditResult {
   const findings: string[] = [];
-  const find = (text: string) => {
+  const find: Find = (text) => {
     if (findings.length < MAX_FINDINGS) findings.push(text);
   };
-  const routes = new Map(input.config.routes.map((r) => [r.name, r]));
   const dead = new Map(input.deadLetters.map((d) => [deliveryKey(d.route, d.bot, d.updateId), d]));
+  const owed = expectedDeliveries(input);
+  const { seen, stray } = tallyArrivals(input, owed, find);
+  const outcomes = countOutcomes(owed, seen, dead, find);
+  const orderViolations = countOrderViolations(owed.lanes, seen, dead, find);
+  return {
+    accepted: input.accepted.length,
+    expected: owed.expected.size - outcomes.optional,
+    delivered: outcomes.delivered,
+    optional: outcomes.optional,
+    optionalDelivered: outcomes.optionalDelivered,
+    duplicates: outcomes.duplicates,
+    lost: outcomes.lost,
+    orderViolations,
+    deadAsked: outcomes.deadAsked,
+    deadUnexpected: outcomes.deadUnexpected,
+    stray,
+    doubleAccepted: outcomes.doubleAccepted,
+    findings,
+  };
+}
 
+type Find = (text: string) => void;
+
+/** What the run owes: each delivery by key, the lanes in acceptance order, and the run's updates. */
+interface Owed {
+  expected: Map<string, Expected>;
+  lanes: Map<string, Expected[]>;
+  /** `bot|update_id` of every update of this run. */
+  updatesOfRun: Set<string>;
+}
+
+function expectedDeliveries(input: AuditInput): Owed {
   const expected = new Map<string, Expected>();
   const lanes = new Map<string, Expected[]>();
   const updatesOfRun = new Set<string>();
@@ -143,7 +173,16 @@ export function auditDeliveries(input: AuditInput): AuditResult {
       }
     }
   }
+  return { expected, lanes, updatesOfRun };
+}
 
+/** The arrivals of each owed delivery; an update of this run at a route it does not match is stray. */
+function tallyArrivals(
+  input: AuditInput,
+  { expected, updatesOfRun }: Owed,
+  find: Find,
+): { seen: Map<string, Seen>; stray: number } {
+  const routes = new Map(input.config.routes.map((r) => [r.name, r]));
   const seen = new Map<string, Seen>();
   let stray = 0;
   for (const arrival of input.arrivals) {
@@ -166,7 +205,16 @@ export function auditDeliveries(input: AuditInput): AuditResult {
     s.deliveryIds.add(arrival.deliveryId);
     if (arrival.status >= 200 && arrival.status < 300) s.ok++;
   }
+  return { seen, stray };
+}
 
+/** Delivered, duplicated, lost and dead, delivery by delivery, with what went wrong in words. */
+function countOutcomes(
+  { expected, updatesOfRun }: Owed,
+  seen: Map<string, Seen>,
+  dead: Map<string, DeadLetterSeen>,
+  find: Find,
+) {
   let delivered = 0;
   let optional = 0;
   let optionalDelivered = 0;
@@ -209,7 +257,25 @@ export function auditDeliveries(input: AuditInput): AuditResult {
       find(`dead letter for a delivery nobody expected: ${key} (${letter.reason})`);
     }
   }
+  return {
+    delivered,
+    optional,
+    optionalDelivered,
+    duplicates,
+    lost,
+    deadAsked,
+    deadUnexpected,
+    doubleAccepted,
+  };
+}
 
+/** In each lane, first arrivals of the deliveries that did not go dead must follow acceptance order. */
+function countOrderViolations(
+  lanes: Map<string, Expected[]>,
+  seen: Map<string, Seen>,
+  dead: Map<string, DeadLetterSeen>,
+  find: Find,
+): number {
   let orderViolations = 0;
   for (const [lane, list] of lanes) {
     let latest = -Infinity;
@@ -227,20 +293,5 @@ export function auditDeliveries(input: AuditInput): AuditResult {
       }
     }
   }
-
-  return {
-    accepted: input.accepted.length,
-    expected: expected.size - optional,
-    delivered,
-    optional,
-    optionalDelivered,
-    duplicates,
-    lost,
-    orderViolations,
-    deadAsked,
-    deadUnexpected,
-    stray,
-    doubleAccepted,
-    findings,
-  };
+  return orderViolations;
 }
