@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { defaultConfigPath, loadConfig, type RelaygramConfig } from '@relaygram/config';
-import { DEAD_REASONS, type DeadReason } from '@relaygram/contracts';
+import { DEAD_REASONS, errorMessage, type DeadReason } from '@relaygram/contracts';
 import {
   DeadLetterStore,
   DrainScheduler,
@@ -130,7 +130,7 @@ async function withStore(options: StoreOptions, action: StoreAction): Promise<vo
   try {
     redis = createRedis(url, { connectionName: 'relaygram-cli', mode: 'request' });
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error), { cause: error });
+    throw new UsageError(errorMessage(error), { cause: error });
   }
   redis.on('error', () => undefined);
   const ctx = queueContext(redis, config.redis.prefix);

@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { request } from 'undici';
+import { errorMessage } from '@relaygram/contracts';
 
 interface StatusOptions {
   url: string;
@@ -109,9 +110,7 @@ async function status(options: StatusOptions): Promise<number> {
     const reason =
       error instanceof SyntaxError || (error instanceof Error && error.message === 'no bots')
         ? 'the answer is not Relaygram /healthz JSON'
-        : error instanceof Error
-          ? error.message
-          : String(error);
+        : errorMessage(error);
     process.stderr.write(`relaygram status: ${url.origin}: ${reason}\n`);
     return STATUS_EXIT.unreachable;
   }

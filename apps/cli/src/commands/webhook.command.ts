@@ -6,6 +6,7 @@ import {
   type BotConfig,
   type RelaygramConfig,
 } from '@relaygram/config';
+import { errorMessage } from '@relaygram/contracts';
 import { assessWebhookInfo, setWebhookParams, type WebhookInfo } from '@relaygram/ingress';
 import { displayUrl } from '@relaygram/observability';
 import { TelegramClient } from '@relaygram/telegram';
@@ -84,7 +85,9 @@ async function run(action: Action, botId: string, options: WebhookOptions): Prom
     }
   } catch (error) {
     const method = action === 'info' ? 'getWebhookInfo' : `${action}Webhook`;
-    throw new Error(`${method} failed for bot ${bot.id}: ${(error as Error).message}`);
+    throw new Error(`${method} failed for bot ${bot.id}: ${errorMessage(error)}`, {
+      cause: error,
+    });
   } finally {
     await client.close();
   }

@@ -6,6 +6,7 @@ import {
   type HealthIndicatorResult,
 } from '@nestjs/terminus';
 import { ConfigService } from '@relaygram/config';
+import { errorMessage } from '@relaygram/contracts';
 import { REDIS, type RelaygramRedis } from '@relaygram/queue';
 import { withTimeout } from '../timeout';
 import { BotStatusReader } from './bot-status-reader';
@@ -73,9 +74,7 @@ export class HealthController {
               );
               return result.ready ? session.up(result.detail) : session.down(result.detail);
             } catch (error) {
-              return session.down({
-                message: error instanceof Error ? error.message : String(error),
-              });
+              return session.down({ message: errorMessage(error) });
             }
           },
       ),
