@@ -6,11 +6,11 @@ import {
 } from '@nestjs/common';
 import { BotStateField } from '@relaygram/contracts';
 import { RELAYGRAM_LOGGER } from '@relaygram/observability';
-import { QUEUE_CONTEXT, type QueueContext } from '@relaygram/queue';
 import { TelegramClients, type TelegramUser } from '@relaygram/telegram';
 import type { Logger } from 'pino';
 import { INGRESS_OPTIONS, type IngressOptions } from '../ingress.options';
 import { abortableDelay } from '../state/abortable-delay';
+import { IngressStore } from '../state/ingress-store';
 import { IngressBots } from './ingress-bots';
 
 /**
@@ -27,7 +27,7 @@ export class BotUsernames implements OnApplicationBootstrap, OnModuleDestroy {
   constructor(
     private readonly bots: IngressBots,
     private readonly clients: TelegramClients,
-    @Inject(QUEUE_CONTEXT) private readonly ctx: QueueContext,
+    private readonly store: IngressStore,
     @Inject(INGRESS_OPTIONS) private readonly options: IngressOptions,
     @Inject(RELAYGRAM_LOGGER) private readonly logger: Logger,
   ) {}
@@ -51,13 +51,13 @@ export class BotUsernames implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async learn(id: string): Promise<void> {
-    const key = this.ctx.keys.botState(id);
+    const key = this.store.keys.botState(id);
     while (!this.stopped.signal.aborted) {
       const bot = this.bots.get(id);
       if (!bot || bot.username !== undefined) return;
       const numericId = bot.config.numericId;
       try {
-        const [cached, of] = await this.ctx.redis.hmget(
+        const [cached, of] = await this.store.redis.hmget(
           key,
           BotStateField.Username,
           BotStateField.UsernameOf,
@@ -71,7 +71,7 @@ export class BotUsernames implements OnApplicationBootstrap, OnModuleDestroy {
           ?.call<TelegramUser>('getMe', undefined, { signal: this.stopped.signal });
         if (me?.username) {
           this.remember(id, numericId, me.username);
-          await this.ctx.redis.hset(
+          await this.store.redis.hset(
             key,
             BotStateField.Username,
             me.username,
@@ -84,7 +84,7 @@ export class BotUsernames implements OnApplicationBootstrap, OnModuleDestroy {
       } catch (error) {
         if (this.stopped.signal.aborted) return;
         this.logger.warn(
-          { bot: id, err: error instanceof Error ? error.message : String(error) },
+          { bot: id, err: error },
           'bot username not learned yet: /cmd@username commands match no route until it is',
         );
       }

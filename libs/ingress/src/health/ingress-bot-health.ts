@@ -1,9 +1,9 @@
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Feature, errorMessage } from '@relaygram/contracts';
 import { HealthRegistry, RelaygramMetrics, type BotHealth } from '@relaygram/observability';
-import { QUEUE_CONTEXT, type QueueContext } from '@relaygram/queue';
 import { IngressBots } from '../bots/ingress-bots';
 import { PollingAdapter } from '../polling/polling-adapter';
+import { IngressStore } from '../state/ingress-store';
 import { pollingBotHealth, webhookBotHealth, type StoredBotState } from './bot-health-assessment';
 
 /**
@@ -18,7 +18,7 @@ export class IngressBotHealth implements OnModuleInit {
     private readonly registry: HealthRegistry,
     private readonly bots: IngressBots,
     private readonly polling: PollingAdapter,
-    @Inject(QUEUE_CONTEXT) private readonly ctx: QueueContext,
+    private readonly store: IngressStore,
     private readonly metrics: RelaygramMetrics,
   ) {}
 
@@ -39,7 +39,7 @@ export class IngressBotHealth implements OnModuleInit {
   async report(): Promise<BotHealth[]> {
     const bots = [...this.bots.current.byId.values()].map((b) => b.config);
     if (bots.length === 0) return [];
-    const { redis, keys } = this.ctx;
+    const { redis, keys } = this.store;
     const pipeline = redis.pipeline();
     for (const bot of bots) {
       pipeline.hgetall(keys.botState(bot.id));

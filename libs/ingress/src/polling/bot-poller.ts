@@ -1,13 +1,12 @@
-import { POLLER_STATES, UpdateSource, type PollerState } from '@relaygram/contracts';
+import { errorMessage, POLLER_STATES, type PollerState } from '@relaygram/contracts';
 import type { RelaygramMetrics } from '@relaygram/observability';
-import type { Update } from '@relaygram/routing';
 import type { TelegramClients } from '@relaygram/telegram';
 import type { Logger } from 'pino';
 import type { IngressBots } from '../bots/ingress-bots';
 import type { PollingOptions } from '../ingress.options';
 import type { UpdateIntake } from '../intake/update-intake';
-import { isUpdateId } from '../intake/update-validation';
 import { abortableDelay } from '../state/abortable-delay';
+import { enqueueBatch, type Batch } from './poll-batch';
 import { backoffDelay, classifyPollFailure, type PollFailure } from './poll-failure';
 import type { PollerLease } from './poller-lease';
 
@@ -21,8 +20,10 @@ export interface BotPollerDeps {
   metrics: RelaygramMetrics;
 }
 
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+/** Where a holder is: the offset that confirms what is stored, and failures in a row. */
+interface PollCursor {
+  offset: number | undefined;
+  failures: number;
 }
 
 /**
@@ -102,7 +103,7 @@ export class BotPoller {
       try {
         acquired = await lease.acquire();
       } catch (error) {
-        this.enter('standby', `cannot take the poller lease: Redis: ${message(error)}`);
+        this.enter('standby', `cannot take the poller lease: Redis: ${errorMessage(error)}`);
       }
       if (!acquired) {
         if (this.#state !== 'standby') this.enter('standby');
@@ -115,7 +116,7 @@ export class BotPoller {
         await lease
           .release('stopped')
           .catch((error: unknown) =>
-            logger.warn({ bot: this.botId, err: message(error) }, 'poller lease not released'),
+            logger.warn({ bot: this.botId, err: error }, 'poller lease not released'),
           );
       }
     }
@@ -137,7 +138,7 @@ export class BotPoller {
       } catch (error) {
         // A Redis blip is survived while the lease cannot have expired yet.
         if (Date.now() - lastRenewed >= this.deps.lease.ttlMs - this.renewEveryMs) {
-          this.loseLease(hold, `cannot renew the lease: Redis: ${message(error)}`);
+          this.loseLease(hold, `cannot renew the lease: Redis: ${errorMessage(error)}`);
         }
       } finally {
         renewing = false;
@@ -159,107 +160,112 @@ export class BotPoller {
     hold.abort();
   }
 
+  /**
+   * Polls while the lease is ours: fetch a batch, store it, confirm it. A step that
+   * fails waits out its backoff and the loop fetches again from the same offset.
+   */
   private async pollWhileHolding(hold: AbortController): Promise<void> {
-    const { lease, options, clients } = this.deps;
-    let offset: number | undefined;
-    let failures = 0;
-    try {
-      offset = await lease.readOffset();
-    } catch (error) {
-      this.enter('backoff', `cannot read the saved offset: Redis: ${message(error)}`);
-      await abortableDelay(options.networkBackoffMs, hold.signal);
-      return;
-    }
+    const cursor = await this.readSavedOffset(hold);
+    if (!cursor) return;
     this.enter('polling');
-    while (!hold.signal.aborted) {
-      const bot = this.deps.bots.get(this.botId);
-      const client = clients.get(this.botId);
-      if (!bot || !client) {
-        // Removed by a reload: the adapter stops this poller in a moment.
-        await abortableDelay(this.renewEveryMs, hold.signal);
-        return;
-      }
-      let updates: unknown;
-      let texts: string[] | undefined;
-      try {
-        const params: Record<string, unknown> = {
-          limit: options.limit,
-          timeout: options.timeoutSeconds,
-          allowed_updates: [...bot.config.allowedUpdates],
-        };
-        if (offset !== undefined) params.offset = offset;
-        ({ updates, texts } = await client.getUpdates(params, { signal: hold.signal }));
-        if (!Array.isArray(updates)) throw new Error('getUpdates did not answer an array');
-      } catch (error) {
-        if (hold.signal.aborted) return;
-        failures++;
-        await this.handleFailure(classifyPollFailure(error), failures, hold);
-        continue;
-      }
-      if (updates.length === 0) {
-        failures = 0;
-        this.enter('polling');
-        continue;
-      }
-      let next: number;
-      try {
-        // Not abortable: a stop finishes the batch it is in.
-        next = await this.enqueueBatch(updates, texts);
-      } catch (error) {
-        failures++;
-        const delay = backoffDelay(failures, options.networkBackoffMs, options.networkBackoffMaxMs);
-        this.enter('backoff', `cannot store updates: ${message(error)}; retrying in ${delay} ms`);
-        this.deps.logger.warn({ bot: this.botId, err: message(error) }, 'polled batch not stored');
-        await abortableDelay(delay, hold.signal);
-        continue;
-      }
-      // Every update up to `next - 1` is durably enqueued, so the next getUpdates may
-      // confirm them whether or not the save below succeeds: the saved offset only
-      // spares the next holder a re-read of duplicates.
-      offset = next;
-      failures = 0;
+    let polling = true;
+    while (polling && !hold.signal.aborted) polling = await this.pollOnce(cursor, hold);
+  }
+
+  /** One round; false when this holder stops polling (lease lost, bot removed, stopping). */
+  private async pollOnce(cursor: PollCursor, hold: AbortController): Promise<boolean> {
+    const batch = await this.fetchBatch(cursor, hold);
+    if (batch === 'stop') return false;
+    if (batch === 'retry') return true;
+    if (batch.updates.length === 0) {
+      cursor.failures = 0;
       this.enter('polling');
-      try {
-        if (!(await lease.saveOffset(next))) {
-          this.loseLease(hold, 'the offset save found the lease taken');
-          return;
-        }
-      } catch (error) {
-        this.deps.logger.warn({ bot: this.botId, err: message(error) }, 'offset not saved');
-      }
+      return true;
+    }
+    const next = await this.storeBatch(batch, cursor, hold);
+    if (next === undefined) return true;
+    // Every update up to `next - 1` is durably enqueued, so the next getUpdates may
+    // confirm them whether or not the save below succeeds: the saved offset only
+    // spares the next holder a re-read of duplicates.
+    cursor.offset = next;
+    cursor.failures = 0;
+    this.enter('polling');
+    return this.saveOffset(next, hold);
+  }
+
+  private async readSavedOffset(hold: AbortController): Promise<PollCursor | undefined> {
+    try {
+      return { offset: await this.deps.lease.readOffset(), failures: 0 };
+    } catch (error) {
+      this.enter('backoff', `cannot read the saved offset: Redis: ${errorMessage(error)}`);
+      await abortableDelay(this.deps.options.networkBackoffMs, hold.signal);
+      return undefined;
     }
   }
 
-  /**
-   * Enqueues a batch in order; returns the offset that confirms it. Each update goes
-   * with its bytes as Telegram sent them (`texts`), as webhook updates do.
-   */
-  private async enqueueBatch(updates: unknown[], texts: string[] | undefined): Promise<number> {
-    const bot = this.deps.bots.get(this.botId);
-    if (!bot) throw new Error('the bot was removed from the config');
-    const ids: number[] = [];
-    let next: number | undefined;
-    for (const [index, raw] of updates.entries()) {
-      const id = (raw as { update_id?: unknown } | null)?.update_id;
-      if (typeof raw !== 'object' || raw === null || !isUpdateId(id)) {
-        this.deps.logger.error(
-          { bot: this.botId },
-          'getUpdates returned an update without a valid update_id; skipped',
-        );
-        continue;
-      }
-      await this.deps.intake.accept(
-        bot,
-        raw as Update,
-        Buffer.from(texts?.[index] ?? JSON.stringify(raw)),
-        UpdateSource.Polling,
-      );
-      ids.push(id);
-      next = id + 1;
+  /** The next batch from getUpdates; a failure is handled (and waited out) here. */
+  private async fetchBatch(
+    cursor: PollCursor,
+    hold: AbortController,
+  ): Promise<Batch | 'retry' | 'stop'> {
+    const { options, bots, clients } = this.deps;
+    const bot = bots.get(this.botId);
+    const client = clients.get(this.botId);
+    if (!bot || !client) {
+      // Removed by a reload: the adapter stops this poller in a moment.
+      await abortableDelay(this.renewEveryMs, hold.signal);
+      return 'stop';
     }
-    await this.deps.options.afterBatchEnqueued?.(this.botId, ids);
-    if (next === undefined) throw new Error('getUpdates returned no update with a valid update_id');
-    return next;
+    const params: Record<string, unknown> = {
+      limit: options.limit,
+      timeout: options.timeoutSeconds,
+      allowed_updates: [...bot.config.allowedUpdates],
+    };
+    if (cursor.offset !== undefined) params.offset = cursor.offset;
+    try {
+      const { updates, texts } = await client.getUpdates(params, { signal: hold.signal });
+      if (!Array.isArray(updates)) throw new Error('getUpdates did not answer an array');
+      return { updates: updates as unknown[], texts };
+    } catch (error) {
+      if (hold.signal.aborted) return 'stop';
+      cursor.failures++;
+      await this.handleFailure(classifyPollFailure(error), cursor.failures, hold);
+      return 'retry';
+    }
+  }
+
+  /** Enqueues the batch; the offset that confirms it, or undefined once a failure is waited out. */
+  private async storeBatch(
+    batch: Batch,
+    cursor: PollCursor,
+    hold: AbortController,
+  ): Promise<number | undefined> {
+    try {
+      // Not abortable: a stop finishes the batch it is in.
+      return await enqueueBatch(this.deps, this.botId, batch);
+    } catch (error) {
+      cursor.failures++;
+      const delay = this.backoff(cursor.failures);
+      this.enter(
+        'backoff',
+        `cannot store updates: ${errorMessage(error)}; retrying in ${delay} ms`,
+      );
+      this.deps.logger.warn({ bot: this.botId, err: error }, 'polled batch not stored');
+      await abortableDelay(delay, hold.signal);
+      return undefined;
+    }
+  }
+
+  /** Saves the offset for the next holder; false when the save found the lease taken. */
+  private async saveOffset(next: number, hold: AbortController): Promise<boolean> {
+    try {
+      if (await this.deps.lease.saveOffset(next)) return true;
+      this.loseLease(hold, 'the offset save found the lease taken');
+      return false;
+    } catch (error) {
+      this.deps.logger.warn({ bot: this.botId, err: error }, 'offset not saved');
+      return true;
+    }
   }
 
   private async handleFailure(
@@ -267,73 +273,101 @@ export class BotPoller {
     failures: number,
     hold: AbortController,
   ): Promise<void> {
-    const { options, logger, lease, clients } = this.deps;
-    const bot = this.botId;
+    const { options } = this.deps;
     switch (failure.kind) {
-      case 'webhook-active': {
-        const since = Date.now() - this.lastDeleteWebhookAt;
-        if (since < options.deleteWebhookEveryMs) {
-          const wait = options.deleteWebhookEveryMs - since;
-          this.enter(
-            'conflict',
-            `${failure.problem}; it was deleted less than ${Math.round(options.deleteWebhookEveryMs / 1000)} s ago, polling again in ${Math.ceil(wait / 1000)} s`,
-          );
-          await abortableDelay(wait, hold.signal);
-          return;
-        }
-        this.lastDeleteWebhookAt = Date.now();
-        logger.warn(
-          { bot },
-          'getUpdates: a webhook is set for this polling bot; deleting it (pending updates are kept)',
-        );
-        try {
-          await clients
-            .get(bot)
-            ?.call('deleteWebhook', { drop_pending_updates: false }, { signal: hold.signal });
-        } catch (error) {
-          if (hold.signal.aborted) return;
-          this.enter('backoff', `deleteWebhook failed: ${message(error)}`);
-          await abortableDelay(
-            backoffDelay(failures, options.networkBackoffMs, options.networkBackoffMaxMs),
-            hold.signal,
-          );
-        }
-        return;
-      }
-      case 'terminated': {
-        let ours = false;
-        try {
-          ours = await lease.renew();
-        } catch {
-          // Unknown: treated as lost, the standby loop finds out.
-        }
-        if (!ours) {
-          this.loseLease(hold, 'another replica polls');
-          return;
-        }
-        this.enter('conflict', failure.problem);
-        logger.warn({ bot }, `getUpdates: ${failure.problem}`);
-        await abortableDelay(options.conflictBackoffMs, hold.signal);
-        return;
-      }
+      case 'webhook-active':
+        return this.deleteWebhook(failure.problem, failures, hold);
+      case 'terminated':
+        return this.onTerminated(failure, hold);
       case 'unauthorized':
-        this.enter('unauthorized', failure.problem);
-        logger.error({ bot }, `getUpdates: ${failure.problem}`);
-        await abortableDelay(options.unauthorizedBackoffMs, hold.signal);
-        return;
+        return this.waitOut(
+          'unauthorized',
+          failure.problem,
+          failure,
+          options.unauthorizedBackoffMs,
+          hold,
+        );
       case 'rate-limited':
-        this.enter('backoff', failure.problem);
-        logger.warn({ bot }, `getUpdates: ${failure.problem}`);
-        await abortableDelay(failure.waitMs, hold.signal);
-        return;
+        return this.waitOut('backoff', failure.problem, failure, failure.waitMs, hold);
       case 'network': {
-        const delay = backoffDelay(failures, options.networkBackoffMs, options.networkBackoffMaxMs);
-        this.enter('backoff', `${failure.problem}; retrying in ${delay} ms`);
-        logger.warn({ bot }, `getUpdates: ${failure.problem}`);
-        await abortableDelay(delay, hold.signal);
-        return;
+        const delay = this.backoff(failures);
+        const shown = `${failure.problem}; retrying in ${delay} ms`;
+        return this.waitOut('backoff', shown, failure, delay, hold);
       }
     }
+  }
+
+  /** Shows the state, logs Telegram's answer and waits (less, if the hold ends). */
+  private async waitOut(
+    state: PollerState,
+    shown: string,
+    failure: PollFailure,
+    ms: number,
+    hold: AbortController,
+  ): Promise<void> {
+    this.enter(state, shown);
+    const level = failure.kind === 'unauthorized' ? 'error' : 'warn';
+    this.deps.logger[level]({ bot: this.botId }, `getUpdates: ${failure.problem}`);
+    await abortableDelay(ms, hold.signal);
+  }
+
+  /** A 409 "webhook is active": deletes the webhook, at most once per `deleteWebhookEveryMs`. */
+  private async deleteWebhook(
+    problem: string,
+    failures: number,
+    hold: AbortController,
+  ): Promise<void> {
+    const { options, logger, clients } = this.deps;
+    const since = Date.now() - this.lastDeleteWebhookAt;
+    if (since < options.deleteWebhookEveryMs) {
+      const wait = options.deleteWebhookEveryMs - since;
+      this.enter(
+        'conflict',
+        `${problem}; it was deleted less than ${Math.round(options.deleteWebhookEveryMs / 1000)} s ago, polling again in ${Math.ceil(wait / 1000)} s`,
+      );
+      await abortableDelay(wait, hold.signal);
+      return;
+    }
+    this.lastDeleteWebhookAt = Date.now();
+    logger.warn(
+      { bot: this.botId },
+      'getUpdates: a webhook is set for this polling bot; deleting it (pending updates are kept)',
+    );
+    try {
+      await clients
+        .get(this.botId)
+        ?.call('deleteWebhook', { drop_pending_updates: false }, { signal: hold.signal });
+    } catch (error) {
+      if (hold.signal.aborted) return;
+      this.enter('backoff', `deleteWebhook failed: ${errorMessage(error)}`);
+      await abortableDelay(this.backoff(failures), hold.signal);
+    }
+  }
+
+  /** A 409 "terminated by other getUpdates": a conflict while the lease is still ours. */
+  private async onTerminated(failure: PollFailure, hold: AbortController): Promise<void> {
+    let ours = false;
+    try {
+      ours = await this.deps.lease.renew();
+    } catch {
+      // Unknown: treated as lost, the standby loop finds out.
+    }
+    if (!ours) {
+      this.loseLease(hold, 'another replica polls');
+      return;
+    }
+    await this.waitOut(
+      'conflict',
+      failure.problem,
+      failure,
+      this.deps.options.conflictBackoffMs,
+      hold,
+    );
+  }
+
+  private backoff(failures: number): number {
+    const { networkBackoffMs, networkBackoffMaxMs } = this.deps.options;
+    return backoffDelay(failures, networkBackoffMs, networkBackoffMaxMs);
   }
 
   private enter(state: PollerState, problem?: string): void {
@@ -351,7 +385,7 @@ export class BotPoller {
       lease
         .publish(state, problem, this.#since)
         .catch((error: unknown) =>
-          logger.debug({ bot: this.botId, err: message(error) }, 'poller state not published'),
+          logger.debug({ bot: this.botId, err: error }, 'poller state not published'),
         );
     }
   }

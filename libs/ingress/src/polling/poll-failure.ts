@@ -1,3 +1,4 @@
+import { errorMessage } from '@relaygram/contracts';
 import { TelegramError, TelegramNetworkError, TelegramTimeoutError } from '@relaygram/telegram';
 
 /** What a failed getUpdates means for the poller (SPEC section 3, polling adapter). */
@@ -50,7 +51,7 @@ export function classifyPollFailure(error: unknown): PollFailure {
   }
   return {
     kind: 'network',
-    problem: `getUpdates failed: ${error instanceof Error ? error.message : String(error)}`,
+    problem: `getUpdates failed: ${errorMessage(error)}`,
   };
 }
 

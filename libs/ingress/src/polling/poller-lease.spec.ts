@@ -24,7 +24,10 @@ describe('PollerLease', () => {
   let n = 0;
   const pair = (ttlMs = 200) => {
     const bot = `bot-${++n}`;
-    return [new PollerLease(redis, keys, bot, ttlMs), new PollerLease(redis, keys, bot, ttlMs)];
+    return [
+      new PollerLease({ redis, keys }, bot, ttlMs),
+      new PollerLease({ redis, keys }, bot, ttlMs),
+    ];
   };
 
   it('is held by one replica at a time, and taken again by its holder', async () => {

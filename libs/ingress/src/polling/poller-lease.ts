@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { PollerState, RedisKeys } from '@relaygram/contracts';
+import type { PollerState } from '@relaygram/contracts';
 import type { IngressRedis } from '../state/ingress-scripts';
+import type { IngressContext } from '../state/ingress-store';
 
 /**
  * The lease that makes one replica the poller of a bot. It is a Redis key holding the
@@ -16,13 +17,14 @@ export class PollerLease {
   private readonly leaseKey: string;
   private readonly offsetKey: string;
   private readonly stateKey: string;
+  private readonly redis: IngressRedis;
 
   constructor(
-    private readonly redis: IngressRedis,
-    keys: RedisKeys,
+    { redis, keys }: IngressContext,
     readonly bot: string,
     readonly ttlMs: number,
   ) {
+    this.redis = redis;
     this.leaseKey = keys.pollerLease(bot);
     this.offsetKey = keys.pollerOffset(bot);
     this.stateKey = keys.botState(bot);

@@ -8,14 +8,12 @@ import type { BotConfig, RelaygramConfig, Secret } from '@relaygram/config';
 import type { PollerState } from '@relaygram/contracts';
 import { safeEqual } from '@relaygram/signing';
 import { RELAYGRAM_LOGGER, RelaygramMetrics } from '@relaygram/observability';
-import { QUEUE_CONTEXT, type QueueContext } from '@relaygram/queue';
 import { TelegramClients } from '@relaygram/telegram';
 import type { Logger } from 'pino';
 import { IngressBots } from '../bots/ingress-bots';
 import { INGRESS_OPTIONS, type IngressOptions } from '../ingress.options';
 import { UpdateIntake } from '../intake/update-intake';
-import { INGRESS_REDIS } from '../state/ingress-redis';
-import type { IngressRedis } from '../state/ingress-scripts';
+import { IngressStore } from '../state/ingress-store';
 import { BotPoller } from './bot-poller';
 import { PollerLease } from './poller-lease';
 
@@ -61,8 +59,7 @@ export class PollingAdapter implements OnApplicationBootstrap, BeforeApplication
     private readonly bots: IngressBots,
     private readonly clients: TelegramClients,
     private readonly intake: UpdateIntake,
-    @Inject(INGRESS_REDIS) private readonly redis: IngressRedis,
-    @Inject(QUEUE_CONTEXT) private readonly ctx: QueueContext,
+    private readonly store: IngressStore,
     @Inject(INGRESS_OPTIONS) private readonly options: IngressOptions,
     @Inject(RELAYGRAM_LOGGER) private readonly logger: Logger,
     private readonly metrics: RelaygramMetrics,
@@ -103,12 +100,7 @@ export class PollingAdapter implements OnApplicationBootstrap, BeforeApplication
     if (this.shuttingDown) return;
     for (const bot of config.bots) {
       if (bot.mode !== 'polling' || this.pollers.has(bot.id)) continue;
-      const lease = new PollerLease(
-        this.redis,
-        this.ctx.keys,
-        bot.id,
-        this.options.polling.leaseTtlMs,
-      );
+      const lease = new PollerLease(this.store, bot.id, this.options.polling.leaseTtlMs);
       const poller = new BotPoller(bot.id, {
         bots: this.bots,
         clients: this.clients,

@@ -5,16 +5,14 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import type { BotConfig, RelaygramConfig } from '@relaygram/config';
-import { BotStateField } from '@relaygram/contracts';
+import { BotStateField, errorMessage } from '@relaygram/contracts';
 import { displayUrl, RELAYGRAM_LOGGER, RelaygramMetrics } from '@relaygram/observability';
-import { QUEUE_CONTEXT, type QueueContext } from '@relaygram/queue';
 import { TelegramClients } from '@relaygram/telegram';
 import type { Logger } from 'pino';
 import { IngressBots } from '../bots/ingress-bots';
 import { assessWebhookInfo } from '../health/bot-health-assessment';
 import { INGRESS_OPTIONS, type IngressOptions } from '../ingress.options';
-import { INGRESS_REDIS } from '../state/ingress-redis';
-import type { IngressRedis } from '../state/ingress-scripts';
+import { IngressStore } from '../state/ingress-store';
 import {
   setWebhookParams,
   webhookSettingsChanged,
@@ -28,10 +26,6 @@ interface ManagedBot {
   nextSetAt: number;
   /** The last problem logged, so a lasting one is logged once. */
   lastProblem?: string;
-}
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**
@@ -56,8 +50,7 @@ export class WebhookManager implements OnApplicationBootstrap, OnModuleDestroy {
   constructor(
     private readonly bots: IngressBots,
     private readonly clients: TelegramClients,
-    @Inject(INGRESS_REDIS) private readonly redis: IngressRedis,
-    @Inject(QUEUE_CONTEXT) private readonly ctx: QueueContext,
+    private readonly store: IngressStore,
     @Inject(INGRESS_OPTIONS) private readonly options: IngressOptions,
     @Inject(RELAYGRAM_LOGGER) private readonly logger: Logger,
     private readonly metrics: RelaygramMetrics,
@@ -127,15 +120,15 @@ export class WebhookManager implements OnApplicationBootstrap, OnModuleDestroy {
       if (await this.setWebhook(bot, entry)) return;
     }
     try {
-      const claimed = await this.redis.rgClaimPeriod(
+      const claimed = await this.store.redis.rgClaimPeriod(
         1,
-        this.ctx.keys.botState(id),
+        this.store.keys.botState(id),
         BotStateField.WebhookCheckedAt,
         this.checkEveryMs(bot),
       );
       if (claimed === 1) await this.refresh(bot, entry);
     } catch (error) {
-      this.logger.warn({ bot: id, err: message(error) }, 'webhook watch skipped: Redis failed');
+      this.logger.warn({ bot: id, err: error }, 'webhook watch skipped: Redis failed');
     }
   }
 
@@ -145,11 +138,11 @@ export class WebhookManager implements OnApplicationBootstrap, OnModuleDestroy {
    * claim, and this replica retries after `setRetryMs`.
    */
   private async setWebhook(bot: BotConfig, entry: ManagedBot): Promise<boolean> {
-    const lockKey = this.ctx.keys.webhookLock(bot.id);
-    const stateKey = this.ctx.keys.botState(bot.id);
+    const lockKey = this.store.keys.webhookLock(bot.id);
+    const stateKey = this.store.keys.botState(bot.id);
     const fingerprint = webhookSettingsFingerprint(bot);
     try {
-      const claimed = await this.redis.rgClaimSettings(
+      const claimed = await this.store.redis.rgClaimSettings(
         1,
         lockKey,
         fingerprint,
@@ -162,7 +155,7 @@ export class WebhookManager implements OnApplicationBootstrap, OnModuleDestroy {
       }
     } catch (error) {
       entry.nextSetAt = Date.now() + this.options.webhook.setRetryMs;
-      this.logger.warn({ bot: bot.id, err: message(error) }, 'setWebhook postponed: Redis failed');
+      this.logger.warn({ bot: bot.id, err: error }, 'setWebhook postponed: Redis failed');
       return false;
     }
     try {
@@ -171,10 +164,10 @@ export class WebhookManager implements OnApplicationBootstrap, OnModuleDestroy {
       await client.call('setWebhook', setWebhookParams(bot));
     } catch (error) {
       entry.nextSetAt = Date.now() + this.options.webhook.setRetryMs;
-      const problem = `setWebhook failed: ${message(error)}`;
-      this.logger.error({ bot: bot.id }, problem);
-      await this.redis.rgUnlock(1, lockKey, fingerprint).catch(() => 0);
-      await this.redis.hset(stateKey, BotStateField.WebhookSetError, problem).catch(() => 0);
+      const problem = `setWebhook failed: ${errorMessage(error)}`;
+      this.logger.error({ bot: bot.id, err: error }, problem);
+      await this.store.redis.rgUnlock(1, lockKey, fingerprint).catch(() => 0);
+      await this.store.redis.hset(stateKey, BotStateField.WebhookSetError, problem).catch(() => 0);
       this.metrics.botHealthy.labels(bot.id).set(0);
       return false;
     }
@@ -183,7 +176,7 @@ export class WebhookManager implements OnApplicationBootstrap, OnModuleDestroy {
       { bot: bot.id, url: displayUrl(bot.webhook?.url ?? '') },
       'webhook set (pending updates kept)',
     );
-    await this.redis
+    await this.store.redis
       .multi()
       .hdel(stateKey, BotStateField.WebhookSetError)
       .hset(stateKey, BotStateField.WebhookSetAt, Date.now())
@@ -195,24 +188,24 @@ export class WebhookManager implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Reads getWebhookInfo and stores it for every replica's /healthz. */
   private async refresh(bot: BotConfig, entry: ManagedBot): Promise<void> {
-    const stateKey = this.ctx.keys.botState(bot.id);
+    const stateKey = this.store.keys.botState(bot.id);
     const client = this.clients.get(bot.id);
     if (!client || !bot.webhook) return;
     let problem: string | undefined;
     try {
       const info = await client.call<WebhookInfo>('getWebhookInfo');
-      await this.redis.hset(
+      await this.store.redis.hset(
         stateKey,
         BotStateField.WebhookInfo,
         JSON.stringify(info),
         BotStateField.WebhookInfoAt,
         Date.now(),
       );
-      await this.redis.hdel(stateKey, BotStateField.WebhookInfoError);
+      await this.store.redis.hdel(stateKey, BotStateField.WebhookInfoError);
       problem = assessWebhookInfo(info, bot.webhook.url, Date.now()).problem;
     } catch (error) {
-      problem = `getWebhookInfo failed: ${message(error)}`;
-      await this.redis.hset(stateKey, BotStateField.WebhookInfoError, problem).catch(() => 0);
+      problem = `getWebhookInfo failed: ${errorMessage(error)}`;
+      await this.store.redis.hset(stateKey, BotStateField.WebhookInfoError, problem).catch(() => 0);
     }
     this.metrics.botHealthy.labels(bot.id).set(problem ? 0 : 1);
     if (problem !== entry.lastProblem) {
