@@ -1,5 +1,11 @@
 import { UnrecoverableError, type Job } from 'bullmq';
-import { JOB_QUEUES, JobName, type JobOf, type QueueName } from '@relaygram/contracts';
+import {
+  JOB_QUEUES,
+  JobName,
+  type JobNameOn,
+  type JobOf,
+  type QueueName,
+} from '@relaygram/contracts';
 
 /** A BullMQ job of one name, its data that of the name (JobOf). */
 export type QueueJob<N extends JobName> = Job<JobOf<N>['data'], unknown, N>;
@@ -9,8 +15,8 @@ export type JobHandler<N extends JobName> = (
   token: string | undefined,
 ) => Promise<unknown>;
 
-/** A handler per job name, each taking the jobs of its name. */
-export type JobHandlers = { [N in JobName]?: JobHandler<N> };
+/** A handler for each job name of queue Q, each taking the jobs of its name. */
+export type JobHandlers<Q extends QueueName> = { [N in JobNameOn<Q>]: JobHandler<N> };
 
 /** What BullMQ calls: a job whose name is not checked yet. */
 type Processor = (job: Job, token?: string) => Promise<unknown>;
@@ -19,15 +25,18 @@ type Processor = (job: Job, token?: string) => Promise<unknown>;
  * One BullMQ processor for a queue, dispatching by job name. It refuses to be built
  * unless every job name of the queue (JOB_QUEUES) has exactly one handler and no
  * handler is for another queue's job, so a worker never starts that would fail jobs
- * it was meant to run. A job of an unknown name fails for good (UnrecoverableError):
- * retrying it cannot help.
+ * it was meant to run (the types say as much; this holds when JOB_QUEUES and JobQueues
+ * disagree, or a caller casts). A job of an unknown name fails for good
+ * (UnrecoverableError): retrying it cannot help.
  */
-export function processorFor(queue: QueueName, handlers: JobHandlers): Processor {
+export function processorFor<Q extends QueueName>(queue: Q, handlers: JobHandlers<Q>): Processor {
+  // Looked up by the job's own name: the handler found takes jobs of that name.
+  const byName = handlers as Partial<Record<JobName, Processor>>;
   const expected = (Object.keys(JOB_QUEUES) as JobName[]).filter(
     (name) => JOB_QUEUES[name] === queue,
   );
-  const missing = expected.filter((name) => !handlers[name]);
-  const foreign = (Object.keys(handlers) as JobName[]).filter((name) => JOB_QUEUES[name] !== queue);
+  const missing = expected.filter((name) => !byName[name]);
+  const foreign = (Object.keys(byName) as JobName[]).filter((name) => JOB_QUEUES[name] !== queue);
   if (missing.length || foreign.length) {
     const problems = [
       ...missing.map((name) => `no processor for job ${name}`),
@@ -36,8 +45,7 @@ export function processorFor(queue: QueueName, handlers: JobHandlers): Processor
     throw new Error(`queue ${queue}: ${problems.join('; ')}`);
   }
   return (job, token) => {
-    // Looked up by the job's own name: the handler found takes jobs of that name.
-    const handler = handlers[job.name as JobName] as Processor | undefined;
+    const handler = byName[job.name as JobName];
     if (!handler) {
       return Promise.reject(
         new UnrecoverableError(`queue ${queue} has no processor for job ${job.name}`),
