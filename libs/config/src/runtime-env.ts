@@ -1,7 +1,8 @@
+import type { ServiceName } from '@relaygram/contracts';
 import { parseFaultInjection, type FaultInjection } from './fault-injection';
 import { Secret } from './secret';
 
-export type ServiceName = 'ingress' | 'dispatcher' | 'gateway' | 'standalone';
+export type { ServiceName };
 
 /** Public port of each app when PORT is not set (SPEC section 1). */
 export const DEFAULT_PORTS: Readonly<Record<ServiceName, number>> = Object.freeze({

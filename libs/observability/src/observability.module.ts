@@ -21,7 +21,7 @@ export interface ObservabilityModuleOptions {
 
 /**
  * Health endpoints, /metrics, the readiness/bot-state registry and the metrics every
- * feature writes to. Needs the config and queue modules (CoreModule brings all three).
+ * feature writes to. Needs the config and queue modules (the platform's CoreModule brings all three).
  */
 @Global()
 @Module({})
