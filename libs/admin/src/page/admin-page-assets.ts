@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { errorMessage } from '@relaygram/contracts';
 
 /**
  * The admin page's files live in `libs/admin/public`, beside both `src` and `dist`, so
@@ -18,9 +19,7 @@ export function loadAdminPageAssets(dir = ADMIN_PUBLIC_DIR): AdminPageAssets {
     try {
       return readFileSync(join(dir, name));
     } catch (error) {
-      throw new Error(
-        `admin page: cannot read ${join(dir, name)} (${error instanceof Error ? error.message : String(error)})`,
-      );
+      throw new Error(`admin page: cannot read ${join(dir, name)} (${errorMessage(error)})`);
     }
   };
   return { html: read('index.html'), script: read('admin.js'), style: read('admin.css') };

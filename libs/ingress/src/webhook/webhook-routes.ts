@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { UpdateSource } from '@relaygram/contracts';
+import { errorMessage, UpdateSource } from '@relaygram/contracts';
 import { RELAYGRAM_LOGGER } from '@relaygram/observability';
 import { BODY_LIMIT_BYTES } from '@relaygram/platform';
 import type {
@@ -136,7 +136,7 @@ export class WebhookRoutes implements OnModuleInit {
           bot: bot.id,
           update_id: parsed.update.update_id,
           source: UpdateSource.Webhook,
-          err: errorText(error),
+          err: error,
         },
         'update not stored: Redis failed',
       );
@@ -165,10 +165,10 @@ export class WebhookRoutes implements OnModuleInit {
       return send(reply, 400, WEBHOOK_REPLIES.badContentType);
     }
     if (status >= 400 && status < 500) {
-      if (bot) this.intake.rejected(bot, UpdateSource.Webhook, status, errorText(error));
-      return send(reply, status, badRequestReply(errorText(error)));
+      if (bot) this.intake.rejected(bot, UpdateSource.Webhook, status, errorMessage(error));
+      return send(reply, status, badRequestReply(errorMessage(error)));
     }
-    this.logger.error({ err: errorText(error), bot: bot?.id }, 'webhook request failed');
+    this.logger.error({ err: error, bot: bot?.id }, 'webhook request failed');
     return send(reply, 500, WEBHOOK_REPLIES.internal);
   }
 }
@@ -181,8 +181,4 @@ function isRedisReply(error: unknown): boolean {
 /** ioredis's commandTimeout: Redis holds the connection but does not answer. */
 function isTimeout(error: unknown): boolean {
   return error instanceof Error && error.message === 'Command timed out';
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
