@@ -1,8 +1,9 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, relative } from 'node:path';
-import { ChaosCluster, workspaceRoot } from './harness/chaos-cluster';
+import { ChaosCluster } from './harness/chaos-cluster';
 import { ServiceTraffic } from './harness/service-traffic';
+import { workspaceRoot } from './harness/workspace-root';
 import { formatDetails, formatTable } from './report/chaos-table';
 import { scanForSecrets } from './report/secret-scan';
 import { SCENARIOS } from './scenarios/all-scenarios';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { appendFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { loadConfigOrThrow, type RelaygramConfig } from '@relaygram/config';
 import { RedisKeys } from '@relaygram/contracts';
 import { createRedis, type RelaygramRedis } from '@relaygram/queue';
@@ -9,38 +9,33 @@ import { request } from 'undici';
 import { stringify } from 'yaml';
 import { AppSlot, sleep, type AppName } from './app-process';
 import { DrainJobs } from './drain-jobs';
-import { AuditedReceiver, type ReceiverSecurity } from './audited-receiver';
+import { AuditedReceiver } from './audited-receiver';
+import {
+  configDocument,
+  describeVariant,
+  waitForReload,
+  LATE_ROUTE,
+  POLL_BOT,
+  receiverSecurity,
+  ROUTES,
+  type ConfigVariant,
+  type ReceiverName,
+} from './chaos-config';
 import { RedisProcess } from './redis-process';
 import { stablePort } from './stable-port';
 import { TcpProxy } from './tcp-proxy';
 
-export const HOOK_BOT = 'hook-bot';
-export const POLL_BOT = 'poll-bot';
 export const INGRESS_SLOTS = ['ingress-a', 'ingress-b'] as const;
 export const DISPATCHER_SLOTS = ['dispatcher-a', 'dispatcher-b'] as const;
-
-/**
- * The routes of the chaos install, each with a receiver of its own:
- * - `main`: every update of both bots, `chat` lanes, relaygram-v1 signatures;
- * - `strict`: the polling bot only, one lane, envelope format, Standard Webhooks;
- * - `commands`: /buy and /help of both bots, `chat` lanes, X-Service-Token, webhook replies;
- * - `spread`: every message, `none` ordering, X-Telegram-Bot-Api-Secret-Token;
- * - `side`: every update, `chat` lanes, signed, behind a TCP proxy that can cut the network.
- */
-export const ROUTES = ['main', 'strict', 'commands', 'spread', 'side'] as const;
-export type RouteName = (typeof ROUTES)[number];
-/**
- * A route no config has at start: `reload-routes` adds it with a reload (every update
- * of both bots, `chat` lanes, signed). Its receiver and secret exist from the start.
- */
-export const LATE_ROUTE = 'late';
-export type ReceiverName = RouteName | typeof LATE_ROUTE;
-
-/** A config the install can be reloaded to: the routes of the start, less some, plus `late`. */
-export interface ConfigVariant {
-  without?: readonly RouteName[];
-  late?: boolean;
-}
+export {
+  HOOK_BOT,
+  LATE_ROUTE,
+  POLL_BOT,
+  ROUTES,
+  type ConfigVariant,
+  type ReceiverName,
+  type RouteName,
+} from './chaos-config';
 
 /** When a reload was asked for, and when every process had logged it applied. */
 export interface ReloadWindow {
@@ -112,7 +107,6 @@ export class ChaosCluster {
     this.redis = await RedisProcess.create(join(runDir, 'redis-data'), join(runDir, 'redis.log'));
     await this.redis.start();
     log(`redis-server on ${this.redis.url}, AOF everysec in ${this.redis.dataDir}`);
-
     this.emulator = await TelegramEmulator.start({
       webhookRetryDelayMs: 100,
       webhookMaxRetryDelayMs: 1_000,
@@ -120,13 +114,23 @@ export class ChaosCluster {
     });
     this.hookBot = this.emulator.addBot({ username: 'chaos_hook_bot' });
     this.pollBot = this.emulator.addBot({ username: 'chaos_poll_bot' });
-
     const ingressPorts = [await stablePort(), await stablePort()];
     this.balancer = await TcpProxy.start(ingressPorts);
+    this.createSecrets();
+    await this.startReceivers();
+    this.writeConfig();
+    await this.startSlots(ingressPorts);
+    log(
+      `started ${this.slots.map((s) => `${s.name} (pid ${s.pid})`).join(', ')}; ` +
+        `emulator ${this.emulator.apiRoot}`,
+    );
+    await this.waitWebhookSet();
+  }
 
-    const env = this.env;
+  /** Every secret of the install into the apps' env, and into the list grepped for leaks. */
+  private createSecrets(): void {
     const put = (name: string, value: string) => {
-      env[name] = value;
+      this.env[name] = value;
       this.secrets.push({ name, value });
     };
     put('CHAOS_HOOK_BOT_TOKEN', this.hookBot.token);
@@ -150,78 +154,46 @@ export class ChaosCluster {
       });
     }
     this.secrets.push({ name: 'CHAOS_STRICT_SIGNING_SECRET (key)', value: whsec });
+  }
 
+  /** One recording receiver per route, `late` included, and the proxy in front of `side`'s. */
+  private async startReceivers(): Promise<void> {
     const allSecrets = this.secrets.map((s) => s.value);
-    const security = (route: ReceiverName): Omit<ReceiverSecurity, 'secrets'> => {
-      switch (route) {
-        case 'strict':
-          return {
-            scheme: 'standard-webhooks' as const,
-            signingSecret: env.CHAOS_STRICT_SIGNING_SECRET,
-            allowedSecretHeaders: {},
-          };
-        case 'commands':
-          return {
-            scheme: 'relaygram-v1' as const,
-            signingSecret: env.CHAOS_COMMANDS_SIGNING_SECRET,
-            allowedSecretHeaders: {
-              'x-service-token': env.CHAOS_COMMANDS_SERVICE_TOKEN as string,
-            },
-          };
-        case 'spread':
-          return {
-            allowedSecretHeaders: {
-              'x-telegram-bot-api-secret-token': env.CHAOS_SPREAD_TELEGRAM_SECRET as string,
-            },
-          };
-        case 'main':
-          return {
-            scheme: 'relaygram-v1' as const,
-            signingSecret: env.CHAOS_MAIN_SIGNING_SECRET,
-            allowedSecretHeaders: {},
-          };
-        case 'side':
-          return {
-            scheme: 'relaygram-v1' as const,
-            signingSecret: env.CHAOS_SIDE_SIGNING_SECRET,
-            allowedSecretHeaders: {},
-          };
-        case LATE_ROUTE:
-          return {
-            scheme: 'relaygram-v1' as const,
-            signingSecret: env.CHAOS_LATE_SIGNING_SECRET,
-            allowedSecretHeaders: {},
-          };
-      }
-    };
     for (const route of [...ROUTES, LATE_ROUTE] as const) {
       this.receivers.set(
         route,
         await AuditedReceiver.start(
           route,
-          { ...security(route), secrets: allSecrets },
+          { ...receiverSecurity(route, this.env), secrets: allSecrets },
           await stablePort(),
         ),
       );
     }
     this.sideProxy = await TcpProxy.start([this.receiver('side').port]);
+  }
 
-    const configPath = join(runDir, 'relaygram.yaml');
+  /** The config file of the start, read back the way the apps read it, and Redis to inspect. */
+  private writeConfig(): void {
+    const configPath = join(this.options.runDir, 'relaygram.yaml');
     this.configPath = configPath;
     writeFileSync(configPath, stringify(this.configDocument()));
     this.config = this.loadConfig(configPath);
     this.keys = new RedisKeys(this.config.redis.prefix);
     this.inspect = createRedis(this.redis.url, { connectionName: 'chaos-inspect' });
     this.drainJobs = new DrainJobs(this.inspect, this.keys);
+  }
 
+  /** Two ingress (on the balancer's ports), two dispatchers and a gateway, all started. */
+  private async startSlots(ingressPorts: number[]): Promise<void> {
+    const { runDir } = this.options;
     const appEnv: NodeJS.ProcessEnv = {
       PATH: process.env.PATH ?? '',
       NODE_ENV: 'production',
-      RELAYGRAM_CONFIG: configPath,
+      RELAYGRAM_CONFIG: this.configPath,
       REDIS_URL: this.redis.url,
       TELEGRAM_API_BASE: this.emulator.apiRoot,
       LOG_LEVEL: this.options.logLevel,
-      ...env,
+      ...this.env,
     };
     const slot = async (app: AppName, name: string, port?: number) =>
       new AppSlot({
@@ -243,11 +215,6 @@ export class ChaosCluster {
     );
     this.gateway = await slot('gateway', 'gateway');
     await Promise.all(this.slots.map((s) => s.start()));
-    log(
-      `started ${this.slots.map((s) => `${s.name} (pid ${s.pid})`).join(', ')}; ` +
-        `emulator ${this.emulator.apiRoot}`,
-    );
-    await this.waitWebhookSet();
   }
 
   receiver(route: ReceiverName): AuditedReceiver {
@@ -318,99 +285,20 @@ export class ChaosCluster {
   }
 
   private configDocument(variant: ConfigVariant = {}): Record<string, unknown> {
-    const retry = { backoff_cap: '10s' };
-    const target = (route: ReceiverName) =>
-      route === 'side'
-        ? `${this.sideProxy.url}/telegram/${route}`
-        : `${this.receiver(route).url}/telegram/${route}`;
-    return {
-      redis: { url: this.redis.url, prefix: 'chaos' },
-      telegram: { api_base: this.emulator.apiRoot },
-      bots: [
-        {
-          id: HOOK_BOT,
-          token_env: 'CHAOS_HOOK_BOT_TOKEN',
-          username: this.hookBot.username,
-          mode: 'webhook',
-          webhook: {
-            url: `${this.balancer.url}/webhooks/telegram/${HOOK_BOT}`,
-            secret_token_env: 'CHAOS_HOOK_WEBHOOK_SECRET',
-            max_connections: 40,
-            manage: true,
-          },
-        },
-        {
-          id: POLL_BOT,
-          token_env: 'CHAOS_POLL_BOT_TOKEN',
-          username: this.pollBot.username,
-          mode: 'polling',
-          allowed_updates: ['message', 'callback_query'],
-          default: true,
-        },
-      ],
-      routes: [
-        {
-          name: 'main',
-          target_url: target('main'),
-          signing_secret_env: 'CHAOS_MAIN_SIGNING_SECRET',
-          ordering: 'chat',
-          retry,
-        },
-        {
-          name: 'strict',
-          bots: [POLL_BOT],
-          target_url: target('strict'),
-          format: 'envelope',
-          signing_secret_env: 'CHAOS_STRICT_SIGNING_SECRET',
-          signature: 'standard-webhooks',
-          ordering: 'strict',
-          retry,
-        },
-        {
-          name: 'commands',
-          target_url: target('commands'),
-          signing_secret_env: 'CHAOS_COMMANDS_SIGNING_SECRET',
-          service_token_env: 'CHAOS_COMMANDS_SERVICE_TOKEN',
-          match: { commands: ['/buy', '/help'] },
-          ordering: 'chat',
-          retry,
-        },
-        {
-          name: 'spread',
-          target_url: target('spread'),
-          telegram_secret_token_env: 'CHAOS_SPREAD_TELEGRAM_SECRET',
-          match: { update_types: ['message'] },
-          ordering: 'none',
-          retry,
-        },
-        {
-          name: 'side',
-          target_url: target('side'),
-          signing_secret_env: 'CHAOS_SIDE_SIGNING_SECRET',
-          ordering: 'chat',
-          retry,
-        },
-        ...(variant.late
-          ? [
-              {
-                name: LATE_ROUTE,
-                target_url: target(LATE_ROUTE),
-                signing_secret_env: 'CHAOS_LATE_SIGNING_SECRET',
-                ordering: 'chat',
-                retry,
-              },
-            ]
-          : []),
-      ].filter((route) => !variant.without?.includes(route.name as RouteName)),
-      clients: [
-        {
-          name: 'chaos-site',
-          token_env: 'CHAOS_CLIENT_TOKEN',
-          bots: [HOOK_BOT, POLL_BOT],
-          methods: ['sendMessage', 'getMe'],
-        },
-      ],
-    };
+    return configDocument(
+      {
+        redisUrl: this.redis.url,
+        apiRoot: this.emulator.apiRoot,
+        hookBot: this.hookBot,
+        pollBot: this.pollBot,
+        balancerUrl: this.balancer.url,
+        target: (route) =>
+          route === 'side'
+            ? `${this.sideProxy.url}/telegram/${route}`
+            : `${this.receiver(route).url}/telegram/${route}`,
+      },
+      variant,
+    );
   }
 
   /** Ingress sets the webhook (manage: true) at start; the load needs it in place. */
@@ -489,51 +377,7 @@ export class ChaosCluster {
   }
 }
 
-const RELOADED = 'config reloaded from';
-const RELOAD_FAILED =
-  /config reload refused|failed to apply the reloaded config|config reload failed/;
-
-/** Reads the slot's log from `offset` until the reload shows there as applied (or refused). */
-async function waitForReload(
-  slot: AppSlot,
-  offset: number,
-  sent: number,
-  timeoutMs = 20_000,
-): Promise<{ slot: string; ms: number }> {
-  const deadline = sent + timeoutMs;
-  for (;;) {
-    const text = slot.logSince(offset);
-    const failed = RELOAD_FAILED.exec(text);
-    if (failed) throw new Error(`${slot.name}: ${failed[0]} (see its log)`);
-    if (text.includes(RELOADED)) return { slot: slot.name, ms: Date.now() - sent };
-    if (Date.now() > deadline) {
-      throw new Error(`${slot.name} did not log the reload within ${timeoutMs} ms of its SIGHUP`);
-    }
-    await sleep(50);
-  }
-}
-
-function describeVariant(variant: ConfigVariant): string {
-  const parts = [
-    ...(variant.without ?? []).map((route) => `without ${route}`),
-    ...(variant.late ? [`with ${LATE_ROUTE}`] : []),
-  ];
-  return parts.join(', ') || 'the routes of the start';
-}
-
 /** The drop-in path holds a client token: the responses log shows the bot id only. */
 function redactUrl(url: string): string {
   return url.replace(/\/bot(\d+):[^/]+/, '/bot$1:***');
-}
-
-export function workspaceRoot(): string {
-  let dir = __dirname;
-  while (dir !== dirname(dir)) {
-    const manifest = join(dir, 'package.json');
-    if (existsSync(manifest) && JSON.parse(readFileSync(manifest, 'utf8')).name === 'relaygram') {
-      return dir;
-    }
-    dir = dirname(dir);
-  }
-  throw new Error('cannot find the workspace root (package.json named relaygram)');
 }
