@@ -73,17 +73,50 @@ export async function runMultipartCall(
     } as Parameters<FastifyRequest['parts']>[0])
     [Symbol.asyncIterator]();
 
+  const read = await readFields(parts);
+  if ('kind' in read) return read;
+  const { fields, file } = read;
+  const prepared = plan.prepare({ ...fields }, file?.fieldname);
+  if (!prepared.ok) {
+    if (file) file.file.resume();
+    drain(parts);
+    return refused(prepared.status, prepared.error);
+  }
+  if (!file) return { kind: 'fields-only', params: prepared.params };
+  const announced: AnnouncedFile = {
+    field: file.fieldname,
+    filename: file.filename || file.fieldname,
+    contentType: file.mimetype || undefined,
+  };
+  if (plan.admit) {
+    let early: EarlyAnswer | undefined;
+    try {
+      early = await plan.admit(prepared.params, announced);
+    } catch (error) {
+      file.file.resume();
+      drain(parts);
+      throw error;
+    }
+    if (early) {
+      file.file.resume();
+      drain(parts);
+      return { kind: 'answered', answer: early };
+    }
+  }
+  return streamFile(client, plan, parts, prepared.params, { ...announced, part: file });
+}
+
+/** The text fields up to the file part (or the end); a refusal if they are not acceptable. */
+async function readFields(
+  parts: PartIterator,
+): Promise<MultipartOutcome | { fields: Record<string, unknown>; file?: MultipartFile }> {
   const fields: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
-  let file: MultipartFile | undefined;
   try {
     for (;;) {
       const step = await parts.next();
-      if (step.done) break;
+      if (step.done) return { fields };
       const part = step.value;
-      if (part.type === 'file') {
-        file = part;
-        break;
-      }
+      if (part.type === 'file') return { fields, file: part };
       if (part.valueTruncated) {
         drain(parts);
         return refused(413, `field "${part.fieldname}" is larger than ${MAX_FIELD_BYTES} bytes`);
@@ -98,44 +131,29 @@ export async function runMultipartCall(
     drain(parts);
     return multipartFailure(error);
   }
+}
 
-  const prepared = plan.prepare({ ...fields }, file?.fieldname);
-  if (!prepared.ok) {
-    if (file) file.file.resume();
-    drain(parts);
-    return refused(prepared.status, prepared.error);
-  }
-  if (!file) return { kind: 'fields-only', params: prepared.params };
-  if (plan.admit) {
-    let early: EarlyAnswer | undefined;
-    try {
-      early = await plan.admit(prepared.params, {
-        field: file.fieldname,
-        filename: file.filename || file.fieldname,
-        contentType: file.mimetype || undefined,
-      });
-    } catch (error) {
-      file.file.resume();
-      drain(parts);
-      throw error;
-    }
-    if (early) {
-      file.file.resume();
-      drain(parts);
-      return { kind: 'answered', answer: early };
-    }
-  }
-
-  const gate = new UploadGate(file.file, { limitBytes: plan.limitBytes, holdEnd: true });
+/**
+ * Streams the file to Telegram through an upload gate that holds the request's end
+ * until the incoming body has ended: a part after the file refuses the call.
+ */
+async function streamFile(
+  client: TelegramClient,
+  plan: MultipartPlan,
+  parts: PartIterator,
+  params: Record<string, unknown>,
+  upload: AnnouncedFile & { part: MultipartFile },
+): Promise<MultipartOutcome> {
+  const gate = new UploadGate(upload.part.file, { limitBytes: plan.limitBytes, holdEnd: true });
   const call = client
     .callMultipart(
       plan.method,
-      multipartFields(prepared.params),
+      multipartFields(params),
       [
         {
-          field: file.fieldname,
-          filename: file.filename || file.fieldname,
-          contentType: file.mimetype || undefined,
+          field: upload.field,
+          filename: upload.filename,
+          contentType: upload.contentType,
           stream: gate.stream,
         },
       ],
@@ -148,23 +166,8 @@ export async function runMultipartCall(
 
   const first = await Promise.race([gate.sourceDone, call]);
   if (first === 'ended') {
-    let next: IteratorResult<Multipart>;
-    try {
-      next = await parts.next();
-    } catch (error) {
-      gate.refuse();
-      await call;
-      drain(parts);
-      return multipartFailure(error);
-    }
-    if (!next.done) {
-      gate.refuse();
-      if (next.value.type === 'file') next.value.file.resume();
-      await call;
-      drain(parts);
-      return refused(400, 'the file must be the last part, and there may be only one file');
-    }
-    gate.release();
+    const late = await lateParts(parts, gate, call);
+    if (late) return late;
   }
   const settled = await call;
   if (!settled.ok) {
@@ -174,6 +177,32 @@ export async function runMultipartCall(
     return { kind: 'failed', error: settled.error };
   }
   return { kind: 'done', result: settled.result };
+}
+
+/** After the file: the body must end here, else the call is refused before it completes. */
+async function lateParts(
+  parts: PartIterator,
+  gate: UploadGate,
+  call: Promise<unknown>,
+): Promise<MultipartOutcome | undefined> {
+  let next: IteratorResult<Multipart>;
+  try {
+    next = await parts.next();
+  } catch (error) {
+    gate.refuse();
+    await call;
+    drain(parts);
+    return multipartFailure(error);
+  }
+  if (!next.done) {
+    gate.refuse();
+    if (next.value.type === 'file') next.value.file.resume();
+    await call;
+    drain(parts);
+    return refused(400, 'the file must be the last part, and there may be only one file');
+  }
+  gate.release();
+  return undefined;
 }
 
 function refused(status: number, error: string): MultipartOutcome {
