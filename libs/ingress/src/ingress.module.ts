@@ -1,7 +1,7 @@
 import { ConfigurableModuleBuilder, Module, type DynamicModule } from '@nestjs/common';
 import { BotUsernames } from './bots/bot-usernames';
 import { IngressBots } from './bots/ingress-bots';
-import { IngressTelegramShutdown, ingressTelegramProvider } from './bots/ingress-telegram';
+import { IngressTelegramClients } from './bots/ingress-telegram';
 import { IngressBotHealth } from './health/ingress-bot-health';
 import {
   INGRESS_OPTIONS,
@@ -34,8 +34,7 @@ const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } =
     },
     RedisReadiness,
     IngressStore,
-    ingressTelegramProvider,
-    IngressTelegramShutdown,
+    IngressTelegramClients,
     IngressBots,
     BotUsernames,
     UpdateIntake,

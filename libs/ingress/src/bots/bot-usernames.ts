@@ -6,12 +6,13 @@ import {
 } from '@nestjs/common';
 import { BotStateField } from '@relaygram/contracts';
 import { RELAYGRAM_LOGGER } from '@relaygram/observability';
-import { TelegramClients, type TelegramUser } from '@relaygram/telegram';
+import type { TelegramUser } from '@relaygram/telegram';
 import type { Logger } from 'pino';
 import { INGRESS_OPTIONS, type IngressOptions } from '../ingress.options';
 import { abortableDelay } from '../state/abortable-delay';
 import { IngressStore } from '../state/ingress-store';
 import { IngressBots } from './ingress-bots';
+import { IngressTelegramClients } from './ingress-telegram';
 
 /**
  * Learns the username of bots whose config has none, for `/cmd@username` matching: from
@@ -26,7 +27,7 @@ export class BotUsernames implements OnApplicationBootstrap, OnModuleDestroy {
 
   constructor(
     private readonly bots: IngressBots,
-    private readonly clients: TelegramClients,
+    private readonly clients: IngressTelegramClients,
     private readonly store: IngressStore,
     @Inject(INGRESS_OPTIONS) private readonly options: IngressOptions,
     @Inject(RELAYGRAM_LOGGER) private readonly logger: Logger,

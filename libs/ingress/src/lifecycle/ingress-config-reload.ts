@@ -1,10 +1,10 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { ConfigService, type RelaygramConfig } from '@relaygram/config';
 import { RELAYGRAM_LOGGER } from '@relaygram/observability';
-import { TelegramClients } from '@relaygram/telegram';
 import type { Logger } from 'pino';
 import { BotUsernames } from '../bots/bot-usernames';
 import { IngressBots } from '../bots/ingress-bots';
+import { IngressTelegramClients } from '../bots/ingress-telegram';
 import { PollingAdapter } from '../polling/polling-adapter';
 import { WebhookManager } from '../webhook/webhook-manager';
 
@@ -26,7 +26,7 @@ export class IngressConfigReload implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly config: ConfigService,
     private readonly bots: IngressBots,
-    private readonly clients: TelegramClients,
+    private readonly clients: IngressTelegramClients,
     private readonly polling: PollingAdapter,
     private readonly webhooks: WebhookManager,
     private readonly usernames: BotUsernames,

@@ -8,9 +8,9 @@ import type { BotConfig, RelaygramConfig, Secret } from '@relaygram/config';
 import type { PollerState } from '@relaygram/contracts';
 import { safeEqual } from '@relaygram/signing';
 import { RELAYGRAM_LOGGER, RelaygramMetrics } from '@relaygram/observability';
-import { TelegramClients } from '@relaygram/telegram';
 import type { Logger } from 'pino';
 import { IngressBots } from '../bots/ingress-bots';
+import { IngressTelegramClients } from '../bots/ingress-telegram';
 import { INGRESS_OPTIONS, type IngressOptions } from '../ingress.options';
 import { UpdateIntake } from '../intake/update-intake';
 import { IngressStore } from '../state/ingress-store';
@@ -57,7 +57,7 @@ export class PollingAdapter implements OnApplicationBootstrap, BeforeApplication
 
   constructor(
     private readonly bots: IngressBots,
-    private readonly clients: TelegramClients,
+    private readonly clients: IngressTelegramClients,
     private readonly intake: UpdateIntake,
     private readonly store: IngressStore,
     @Inject(INGRESS_OPTIONS) private readonly options: IngressOptions,

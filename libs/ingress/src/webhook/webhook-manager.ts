@@ -7,9 +7,9 @@ import {
 import type { BotConfig, RelaygramConfig } from '@relaygram/config';
 import { BotStateField, errorMessage } from '@relaygram/contracts';
 import { displayUrl, RELAYGRAM_LOGGER, RelaygramMetrics } from '@relaygram/observability';
-import { TelegramClients } from '@relaygram/telegram';
 import type { Logger } from 'pino';
 import { IngressBots } from '../bots/ingress-bots';
+import { IngressTelegramClients } from '../bots/ingress-telegram';
 import { assessWebhookInfo } from '../health/bot-health-assessment';
 import { INGRESS_OPTIONS, type IngressOptions } from '../ingress.options';
 import { IngressStore } from '../state/ingress-store';
@@ -49,7 +49,7 @@ export class WebhookManager implements OnApplicationBootstrap, OnModuleDestroy {
 
   constructor(
     private readonly bots: IngressBots,
-    private readonly clients: TelegramClients,
+    private readonly clients: IngressTelegramClients,
     private readonly store: IngressStore,
     @Inject(INGRESS_OPTIONS) private readonly options: IngressOptions,
     @Inject(RELAYGRAM_LOGGER) private readonly logger: Logger,
