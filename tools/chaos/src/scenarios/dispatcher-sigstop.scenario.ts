@@ -50,40 +50,8 @@ export const dispatcherSigstop: Scenario = {
     await load;
 
     const laneOf = laneResolver(cluster, traffic.injected);
-    const afterWake = () => {
-      const lines = contOffset.lines(victim);
-      const fenced = (l: LogLine) =>
-        String(l.msg).includes(LOST_LOCK) || String(l.msg).includes(REFUSED);
-      // What each job it held did on its lane after the wake, until it met the fence
-      // (its first act once woken). An attempt that ends then and began before the
-      // SIGSTOP was on the wire when the process froze; one that began after it can only
-      // have begun after the wake (nothing runs while stopped): a send on a lane the job
-      // had lost.
-      let inFlight = 0;
-      let sentAfterWake = 0;
-      let silent = 0;
-      for (const h of held) {
-        const end = lines.findIndex((l) => l.job === h.jobId && fenced(l));
-        if (end < 0) {
-          silent++;
-          continue;
-        }
-        for (const l of lines.slice(0, end)) {
-          if (typeof l.outcome !== 'string' || typeof l.ms !== 'number') continue;
-          if (laneOf(String(l.route), String(l.bot), Number(l.update_id)) !== h.lane) continue;
-          // Halfway through the pause: clear of the log's millisecond rounding either way.
-          if (Date.parse(String(l.time)) - l.ms > stoppedAt + pausedMs / 2) sentAfterWake++;
-          else inFlight++;
-        }
-      }
-      return {
-        lost: lines.filter((l) => String(l.msg).includes(LOST_LOCK)).length,
-        refused: lines.filter((l) => String(l.msg).includes(REFUSED)).length,
-        inFlight,
-        sentAfterWake,
-        silent,
-      };
-    };
+    const afterWake = () =>
+      afterTheWake(contOffset.lines(victim), held, laneOf, { stoppedAt, pausedMs });
     return {
       drainDeadlineMs: quick ? 120_000 : 180_000,
       lastFaultAt: wokeAt,
@@ -123,6 +91,60 @@ export const dispatcherSigstop: Scenario = {
     };
   },
 };
+
+interface AfterWake {
+  /** "lost its lock" lines. */
+  lost: number;
+  /** "refused by Redis" lines. */
+  refused: number;
+  /** Attempts on a held lane on the wire at the SIGSTOP, ended after the wake. */
+  inFlight: number;
+  /** Attempts on a held lane begun after the wake: sends on a lane the job had lost. */
+  sentAfterWake: number;
+  /** Held jobs that logged no refusal. */
+  silent: number;
+}
+
+/** What the woken process logged, from its SIGCONT on, about the jobs it held. */
+function afterTheWake(
+  lines: LogLine[],
+  held: readonly LaneHolder[],
+  laneOf: (route: string, bot: string, updateId: number) => string | undefined,
+  pause: { stoppedAt: number; pausedMs: number },
+): AfterWake {
+  const fenced = (l: LogLine) =>
+    String(l.msg).includes(LOST_LOCK) || String(l.msg).includes(REFUSED);
+  // What each job it held did on its lane after the wake, until it met the fence
+  // (its first act once woken). An attempt that ends then and began before the
+  // SIGSTOP was on the wire when the process froze; one that began after it can only
+  // have begun after the wake (nothing runs while stopped): a send on a lane the job
+  // had lost.
+  let inFlight = 0;
+  let sentAfterWake = 0;
+  let silent = 0;
+  for (const h of held) {
+    const end = lines.findIndex((l) => l.job === h.jobId && fenced(l));
+    if (end < 0) {
+      silent++;
+      continue;
+    }
+    for (const l of lines.slice(0, end)) {
+      if (typeof l.outcome !== 'string' || typeof l.ms !== 'number') continue;
+      if (laneOf(String(l.route), String(l.bot), Number(l.update_id)) !== h.lane) continue;
+      // Halfway through the pause: clear of the log's millisecond rounding either way.
+      if (Date.parse(String(l.time)) - l.ms > pause.stoppedAt + pause.pausedMs / 2) {
+        sentAfterWake++;
+      } else inFlight++;
+    }
+  }
+  return {
+    lost: lines.filter((l) => String(l.msg).includes(LOST_LOCK)).length,
+    refused: lines.filter((l) => String(l.msg).includes(REFUSED)).length,
+    inFlight,
+    sentAfterWake,
+    silent,
+  };
+}
 
 /** The live dispatcher holding the most lanes (waiting up to 20 s for one holding 3). */
 async function pickVictim(cluster: ChaosCluster): Promise<{ victim: AppSlot; held: LaneHolder[] }> {

@@ -94,42 +94,13 @@ export async function runScenario(
 ): Promise<ScenarioResult> {
   const { cluster, log } = ctx;
   const started = Date.now();
-  await cluster.prepare(scenario.faults ?? {}, log);
-  await cluster.ensureRunning();
-  for (const receiver of cluster.receivers.values()) receiver.resetLog();
-  const traffic = new Traffic(
-    cluster.emulator,
-    { hook: cluster.hookBot.id, poll: cluster.pollBot.id },
-    scenario.traffic,
-  );
+  const traffic = await readyFor(cluster, scenario, log);
   log(`${scenario.name}: ${scenario.summary}`);
   const body = await scenario.body(ctx, traffic);
   await cluster.ensureRunning();
   const loadEnded = Date.now();
   log(`${scenario.name}: ${traffic.injected.length} updates injected; waiting for the drain`);
-
-  let drainMs: number | undefined;
-  let drainedAt: number | undefined;
-  const deadline = loadEnded + body.drainDeadlineMs;
-  let lastReport = 0;
-  for (;;) {
-    const pending = cluster.pendingAtTelegram();
-    const lanes = await cluster.lanesLeft();
-    if (pending === 0 && lanes === 0) {
-      drainedAt = Date.now();
-      drainMs = drainedAt - loadEnded;
-      break;
-    }
-    if (Date.now() > deadline) break;
-    if (Date.now() - lastReport > 15_000) {
-      lastReport = Date.now();
-      log(
-        `${scenario.name}: ${Math.round((Date.now() - loadEnded) / 1000)} s: ` +
-          `${pending} pending at Telegram, ${lanes ?? '?'} lanes left`,
-      );
-    }
-    await sleep(POLL_MS);
-  }
+  const { drainMs, drainedAt } = await waitForDrain(ctx, scenario.name, loadEnded, body);
   await sleep(SETTLE_MS);
 
   const deadLetters = await readDeadLetters(cluster);
@@ -141,11 +112,7 @@ export async function runScenario(
     expectDead: body.expectDead,
     expectation: body.expectation,
   });
-  const failures: string[] = [];
-  for (const check of body.checks ?? []) {
-    const failure = await check();
-    if (failure !== undefined) failures.push(failure);
-  }
+  const failures = await runChecks(body);
   await body.cleanup?.();
   const receiverProblems = [...cluster.receivers.values()].flatMap((r) => r.problems);
   const receiverProblemCount = [...cluster.receivers.values()].reduce(
@@ -182,6 +149,63 @@ export async function runScenario(
     failures,
     ok,
   };
+}
+
+/**
+ * Everything (re)started with the config of the start and the scenario's faults, the
+ * receivers' logs emptied, and the traffic the body injects with.
+ */
+async function readyFor(
+  cluster: ChaosCluster,
+  scenario: Scenario,
+  log: (line: string) => void,
+): Promise<Traffic> {
+  await cluster.prepare(scenario.faults ?? {}, log);
+  await cluster.ensureRunning();
+  for (const receiver of cluster.receivers.values()) receiver.resetLog();
+  return new Traffic(
+    cluster.emulator,
+    { hook: cluster.hookBot.id, poll: cluster.pollBot.id },
+    scenario.traffic,
+  );
+}
+
+/** Until Telegram has nothing pending and Redis no lane left, or the body's deadline passes. */
+async function waitForDrain(
+  { cluster, log }: ScenarioContext,
+  name: string,
+  loadEnded: number,
+  body: ScenarioBody,
+): Promise<{ drainMs?: number; drainedAt?: number }> {
+  const deadline = loadEnded + body.drainDeadlineMs;
+  let lastReport = 0;
+  for (;;) {
+    const pending = cluster.pendingAtTelegram();
+    const lanes = await cluster.lanesLeft();
+    if (pending === 0 && lanes === 0) {
+      const drainedAt = Date.now();
+      return { drainMs: drainedAt - loadEnded, drainedAt };
+    }
+    if (Date.now() > deadline) return {};
+    if (Date.now() - lastReport > 15_000) {
+      lastReport = Date.now();
+      log(
+        `${name}: ${Math.round((Date.now() - loadEnded) / 1000)} s: ` +
+          `${pending} pending at Telegram, ${lanes ?? '?'} lanes left`,
+      );
+    }
+    await sleep(POLL_MS);
+  }
+}
+
+/** The scenario's own checks, one after the other: what each found wrong. */
+async function runChecks(body: ScenarioBody): Promise<string[]> {
+  const failures: string[] = [];
+  for (const check of body.checks ?? []) {
+    const failure = await check();
+    if (failure !== undefined) failures.push(failure);
+  }
+  return failures;
 }
 
 /** What the emulator no longer holds was handed over: a 2xx webhook answer, or a getUpdates offset past it. */
