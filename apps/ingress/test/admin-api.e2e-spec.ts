@@ -1,6 +1,12 @@
 import { DeadReason } from '@relaygram/contracts';
 import type { RunningApp } from '@relaygram/platform';
-import { RecordingReceiver, TelegramEmulator, type BotIdentity } from '@relaygram/testing';
+import {
+  RecordingReceiver,
+  TelegramEmulator,
+  type BotIdentity,
+  webhookBot,
+  writeEmulatedConfig,
+} from '@relaygram/testing';
 import { createQueueFixture, type QueueFixture } from '@relaygram/queue/testing';
 import { request } from 'undici';
 import { bootIngress, makeDeadLetter, messageUpdate, uniquePrefix, writeConfig } from './admin-kit';
@@ -55,32 +61,11 @@ describe('admin API (ingress app)', () => {
     shop = emulator.addBot({ username: 'shop_test_bot' });
     support = emulator.addBot({ username: 'support_test_bot' });
     prefix = uniquePrefix('admin-api');
-    config = writeConfig({
-      redis: { url: 'redis://127.0.0.1:6379', prefix },
-      telegram: { api_base: emulator.apiRoot },
+    config = writeEmulatedConfig(prefix, emulator.apiRoot, {
       bots: [
-        {
-          id: 'shop',
-          token_env: 'SHOP_TOKEN',
-          mode: 'webhook',
-          webhook: {
-            url: 'https://relay.example.com/webhooks/telegram/shop',
-            secret_token_env: 'SHOP_WEBHOOK_SECRET',
-            // The test sets the webhook through the admin API, not at start.
-            manage: false,
-            max_connections: 10,
-          },
-        },
-        {
-          id: 'support',
-          token_env: 'SUPPORT_TOKEN',
-          mode: 'webhook',
-          webhook: {
-            url: 'https://relay.example.com/webhooks/telegram/support',
-            secret_token_env: 'SUPPORT_WEBHOOK_SECRET',
-            manage: false,
-          },
-        },
+        // The test sets the webhook through the admin API, not at start.
+        webhookBot('shop', 'SHOP_WEBHOOK_SECRET', { manage: false, max_connections: 10 }),
+        webhookBot('support', 'SUPPORT_WEBHOOK_SECRET', { manage: false }),
       ],
       routes: [
         { name: 'orders', bots: ['shop'], target_url: `${receiver.url}/orders?key=k` },

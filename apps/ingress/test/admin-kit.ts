@@ -3,7 +3,7 @@ import { startApp, type RunningApp } from '@relaygram/platform';
 import { newDeliveryId } from '@relaygram/queue';
 import type { QueueFixture } from '@relaygram/queue/testing';
 import { laneKeyFor, type Update } from '@relaygram/routing';
-import { captureLogs, testAppEnv } from '@relaygram/testing';
+import { captureLogs, inProcessStart } from '@relaygram/testing';
 import { IngressAppModule } from '../src/app.module';
 
 export {
@@ -20,11 +20,7 @@ export async function bootIngress(
 ): Promise<RunningApp> {
   return startApp(
     { service: 'ingress', module: (boot) => IngressAppModule.forRoot(boot) },
-    {
-      env: testAppEnv(configPath, { LOG_LEVEL: 'info', ...env }),
-      signals: false,
-      logDestination: logs.stream,
-    },
+    inProcessStart(configPath, { LOG_LEVEL: 'info', ...env }, logs.stream),
   );
 }
 

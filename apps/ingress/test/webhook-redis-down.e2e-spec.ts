@@ -1,6 +1,6 @@
 import { startRedisServer, type LocalRedis } from '@relaygram/queue';
 import { TelegramEmulator, eventually } from '@relaygram/testing';
-import { TestInstall, webhookSecret } from './support/test-install';
+import { TestInstall, webhookSecret, type IngressInstance } from './support/test-install';
 
 /**
  * Runs against a redis-server of its own, started here on a free port, so stopping it
@@ -39,14 +39,17 @@ describe('webhook adapter while Redis is away', () => {
     await emulator.stop();
   });
 
+  /** Telegram's POST of a message update to the shop bot's webhook. */
+  const postUpdate = (ingress: IngressInstance, updateId: number) =>
+    ingress.post(
+      '/webhooks/telegram/shop',
+      JSON.stringify({ update_id: updateId, message: { text: 'hi', chat: { id: 1 } } }),
+      { 'x-telegram-bot-api-secret-token': secret },
+    );
+
   it('answers 503 without Retry-After while Redis is down, and 202 again once it is back', async () => {
     const ingress = await install.start();
-    const post = (updateId: number) =>
-      ingress.post(
-        '/webhooks/telegram/shop',
-        JSON.stringify({ update_id: updateId, message: { text: 'hi', chat: { id: 1 } } }),
-        { 'x-telegram-bot-api-secret-token': secret },
-      );
+    const post = (updateId: number) => postUpdate(ingress, updateId);
     expect((await post(1)).status).toBe(202);
 
     const port = Number(new URL(redis.url).port);
@@ -73,12 +76,7 @@ describe('webhook adapter while Redis is away', () => {
 
   it('answers 503 within 2 s when Redis stops answering but keeps the connection, then 202 again', async () => {
     const ingress = await install.start();
-    const post = (updateId: number) =>
-      ingress.post(
-        '/webhooks/telegram/shop',
-        JSON.stringify({ update_id: updateId, message: { text: 'hi', chat: { id: 1 } } }),
-        { 'x-telegram-bot-api-secret-token': secret },
-      );
+    const post = (updateId: number) => postUpdate(ingress, updateId);
     expect((await post(100)).status).toBe(202);
     const pid = redis.pid as number;
     expect(pid).toBeGreaterThan(0);

@@ -1,7 +1,7 @@
 import { startApp, type RunningApp } from '@relaygram/platform';
 import { createRedis, waitForRedis, type RelaygramRedis } from '@relaygram/queue';
 import { request } from 'undici';
-import { captureLogs, deleteKeys, testAppEnv } from '@relaygram/testing';
+import { captureLogs, deleteKeys, inProcessStart } from '@relaygram/testing';
 import { StandaloneAppModule } from '../src/app.module';
 
 export {
@@ -18,11 +18,7 @@ export function bootStandalone(
 ): Promise<RunningApp> {
   return startApp(
     { service: 'standalone', module: (boot) => StandaloneAppModule.forRoot(boot) },
-    {
-      env: testAppEnv(configPath, { LOG_LEVEL: 'info', ...env }),
-      signals: false,
-      logDestination: logs.stream,
-    },
+    inProcessStart(configPath, { LOG_LEVEL: 'info', ...env }, logs.stream),
   );
 }
 

@@ -1,6 +1,13 @@
 import { HealthRegistry } from '@relaygram/observability';
 import type { RunningApp } from '@relaygram/platform';
-import { TelegramEmulator, type BotIdentity, eventually } from '@relaygram/testing';
+import {
+  TelegramEmulator,
+  type BotIdentity,
+  eventually,
+  pollingBot,
+  webhookBot,
+  writeEmulatedConfig,
+} from '@relaygram/testing';
 import { request } from 'undici';
 import {
   bootStandalone,
@@ -8,7 +15,6 @@ import {
   dropPrefix,
   getJson,
   uniquePrefix,
-  writeConfig,
   type CapturedLogs,
 } from './admin-kit';
 
@@ -43,7 +49,7 @@ describe('/healthz (standalone)', () => {
   let sol: BotIdentity;
   let shop: BotIdentity;
   let prefix: string;
-  let config: ReturnType<typeof writeConfig>;
+  let config: ReturnType<typeof writeEmulatedConfig>;
   let app: RunningApp;
   let logs: CapturedLogs;
 
@@ -52,22 +58,8 @@ describe('/healthz (standalone)', () => {
     sol = emulator.addBot({ username: 'sol_health_bot' });
     shop = emulator.addBot({ username: 'shop_health_bot' });
     prefix = uniquePrefix('healthz');
-    config = writeConfig({
-      redis: { url: 'redis://127.0.0.1:6379', prefix },
-      telegram: { api_base: emulator.apiRoot },
-      bots: [
-        { id: 'sol', token_env: 'SOL_TOKEN', mode: 'polling' },
-        {
-          id: 'shop',
-          token_env: 'SHOP_TOKEN',
-          mode: 'webhook',
-          webhook: {
-            url: 'https://relay.example.com/webhooks/telegram/shop',
-            secret_token_env: 'SHOP_SECRET',
-            manage: false,
-          },
-        },
-      ],
+    config = writeEmulatedConfig(prefix, emulator.apiRoot, {
+      bots: [pollingBot('sol'), webhookBot('shop', 'SHOP_SECRET', { manage: false })],
       routes: [],
       clients: [],
     });

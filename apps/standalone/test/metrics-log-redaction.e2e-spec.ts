@@ -4,6 +4,9 @@ import {
   TelegramEmulator,
   type BotIdentity,
   eventually,
+  pollingBot,
+  webhookBot,
+  writeEmulatedConfig,
 } from '@relaygram/testing';
 import { request } from 'undici';
 import {
@@ -12,7 +15,6 @@ import {
   dropPrefix,
   getJson,
   uniquePrefix,
-  writeConfig,
   type CapturedLogs,
 } from './admin-kit';
 
@@ -34,7 +36,7 @@ describe('no secret in logs or metrics (standalone)', () => {
   let sol: BotIdentity;
   let shop: BotIdentity;
   let prefix: string;
-  let config: ReturnType<typeof writeConfig>;
+  let config: ReturnType<typeof writeEmulatedConfig>;
   let app: RunningApp;
   let logs: CapturedLogs;
   let metricsText = '';
@@ -67,21 +69,8 @@ describe('no secret in logs or metrics (standalone)', () => {
     sol = emulator.addBot({ username: 'sol_redaction_bot' });
     shop = emulator.addBot({ username: 'shop_redaction_bot' });
     prefix = uniquePrefix('redaction');
-    config = writeConfig({
-      redis: { url: 'redis://127.0.0.1:6379', prefix },
-      telegram: { api_base: emulator.apiRoot },
-      bots: [
-        { id: 'sol', token_env: 'SOL_TOKEN', mode: 'polling' },
-        {
-          id: 'shop',
-          token_env: 'SHOP_TOKEN',
-          mode: 'webhook',
-          webhook: {
-            url: 'https://relay.example.com/webhooks/telegram/shop',
-            secret_token_env: 'SHOP_WEBHOOK_SECRET',
-          },
-        },
-      ],
+    config = writeEmulatedConfig(prefix, emulator.apiRoot, {
+      bots: [pollingBot('sol'), webhookBot('shop', 'SHOP_WEBHOOK_SECRET')],
       routes: [
         {
           name: 'site',

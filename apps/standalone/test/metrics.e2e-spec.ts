@@ -4,6 +4,9 @@ import {
   TelegramEmulator,
   type BotIdentity,
   eventually,
+  pollingBot,
+  webhookBot,
+  writeEmulatedConfig,
 } from '@relaygram/testing';
 import { request } from 'undici';
 import {
@@ -13,7 +16,6 @@ import {
   metricValue,
   parseMetrics,
   uniquePrefix,
-  writeConfig,
   type Sample,
 } from './admin-kit';
 
@@ -32,7 +34,7 @@ describe('/metrics after a scripted run (standalone)', () => {
   let sol: BotIdentity;
   let shop: BotIdentity;
   let prefix: string;
-  let config: ReturnType<typeof writeConfig>;
+  let config: ReturnType<typeof writeEmulatedConfig>;
   let app: RunningApp;
 
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -66,22 +68,8 @@ describe('/metrics after a scripted run (standalone)', () => {
     sol = emulator.addBot({ username: 'sol_metrics_bot' });
     shop = emulator.addBot({ username: 'shop_metrics_bot' });
     prefix = uniquePrefix('metrics');
-    config = writeConfig({
-      redis: { url: 'redis://127.0.0.1:6379', prefix },
-      telegram: { api_base: emulator.apiRoot },
-      bots: [
-        { id: 'sol', token_env: 'SOL_TOKEN', mode: 'polling' },
-        {
-          id: 'shop',
-          token_env: 'SHOP_TOKEN',
-          mode: 'webhook',
-          webhook: {
-            url: 'https://relay.example.com/webhooks/telegram/shop',
-            secret_token_env: 'SHOP_SECRET',
-            manage: false,
-          },
-        },
-      ],
+    config = writeEmulatedConfig(prefix, emulator.apiRoot, {
+      bots: [pollingBot('sol'), webhookBot('shop', 'SHOP_SECRET', { manage: false })],
       routes: [
         { name: 'site', bots: ['sol'], target_url: `${receiver.url}/site` },
         {

@@ -10,6 +10,8 @@ import {
   trackChild,
   type BotIdentity,
   eventually,
+  webhookBot,
+  writeEmulatedConfig,
 } from '@relaygram/testing';
 import { Bot } from 'grammy';
 import { Telegraf } from 'telegraf';
@@ -18,7 +20,6 @@ import {
   bootStandalone,
   dropPrefix,
   uniquePrefix,
-  writeConfig,
   type CapturedLogs,
   captureLogs,
 } from './admin-kit';
@@ -120,7 +121,7 @@ describe('pull routes: grammY, Telegraf and node-telegram-bot-api unchanged (sta
   let receiver: RecordingReceiver;
   let shop: BotIdentity;
   let prefix: string;
-  let config: ReturnType<typeof writeConfig>;
+  let config: ReturnType<typeof writeEmulatedConfig>;
   let app: RunningApp;
   let logs: CapturedLogs;
 
@@ -130,22 +131,10 @@ describe('pull routes: grammY, Telegraf and node-telegram-bot-api unchanged (sta
     receiver.respondWith(() => ({ status: 204 }));
     shop = emulator.addBot({ username: 'shop_pull_bot' });
     prefix = uniquePrefix('pull-frameworks');
-    config = writeConfig({
-      redis: { url: 'redis://127.0.0.1:6379', prefix },
-      telegram: { api_base: emulator.apiRoot },
+    config = writeEmulatedConfig(prefix, emulator.apiRoot, {
       bots: [
-        {
-          id: 'shop',
-          token_env: 'SHOP_TOKEN',
-          mode: 'webhook',
-          webhook: {
-            url: 'https://relay.example.com/webhooks/telegram/shop',
-            secret_token_env: 'SHOP_SECRET',
-            manage: false,
-          },
-          // The replies are not what is tested here: no flood limits in the way.
-          outbound: { enabled: false },
-        },
+        // The replies are not what is tested here: no flood limits in the way.
+        webhookBot('shop', 'SHOP_SECRET', { manage: false }, { outbound: { enabled: false } }),
       ],
       routes: [
         {

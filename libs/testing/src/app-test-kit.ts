@@ -51,6 +51,55 @@ export function testAppEnv(
   };
 }
 
+/** A log line of an app, parsed from its JSON. */
+export interface LogLine {
+  level: string;
+  msg: string;
+  [field: string]: unknown;
+}
+
+/**
+ * A log destination that parses each line into `lines`, with `fields` added to each (to
+ * tell apart several apps writing to one list); a line that is not JSON is kept as
+ * `{ level: 'raw', msg }`.
+ */
+export function parsedLogs(
+  lines: LogLine[] = [],
+  fields: Record<string, unknown> = {},
+): { stream: Writable; lines: LogLine[] } {
+  let pending = '';
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      pending += chunk.toString('utf8');
+      let newline: number;
+      while ((newline = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, newline);
+        pending = pending.slice(newline + 1);
+        if (!line.trim()) continue;
+        try {
+          lines.push({ ...(JSON.parse(line) as LogLine), ...fields });
+        } catch {
+          lines.push({ level: 'raw', msg: line, ...fields });
+        }
+      }
+      done();
+    },
+  });
+  return { stream, lines };
+}
+
+/**
+ * `startApp` options for an app a test starts in its own process: `testAppEnv` plus `env`,
+ * no signal handlers (the test runner owns them), logs to `logDestination`.
+ */
+export function inProcessStart(
+  configPath: string,
+  env: Record<string, string | undefined>,
+  logDestination: Writable,
+): { env: Record<string, string | undefined>; signals: false; logDestination: Writable } {
+  return { env: testAppEnv(configPath, env), signals: false, logDestination };
+}
+
 /** What an app test needs of a started app (`RunningApp` of @relaygram/observability). */
 export interface StartedApp {
   url: string;

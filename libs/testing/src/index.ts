@@ -18,15 +18,25 @@ export {
   type WaitOptions,
 } from './receiver/recording-receiver';
 export { runRelaygramCli, type CliRun } from './relaygram-cli';
-export { writeConfigObject, writeTestConfig, type TestConfigFile } from './test-config-file';
+export {
+  pollingBot,
+  webhookBot,
+  writeConfigObject,
+  writeEmulatedConfig,
+  writeTestConfig,
+  type TestConfigFile,
+} from './test-config-file';
 export {
   captureLogs,
   describeAppBoot,
   discardLogs,
+  inProcessStart,
+  parsedLogs,
   testAppEnv,
   uniquePrefix,
   type AppStartOptions,
   type CapturedLogs,
+  type LogLine,
   type StartedApp,
 } from './app-test-kit';
 export { fuzzParameters } from './fuzz-parameters';

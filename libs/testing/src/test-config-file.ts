@@ -31,3 +31,52 @@ export function writeConfigObject(config: object): { path: string; cleanup(): vo
   writeFileSync(path, stringify(config));
   return { path, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
+
+/** A bot on long polling, its token read from `<ID>_TOKEN`. */
+export function pollingBot(id: string): Record<string, unknown> {
+  return { id, token_env: tokenEnv(id), mode: 'polling' };
+}
+
+/**
+ * A webhook bot whose public URL Telegram never calls: the test posts its updates to the
+ * app itself. `webhook` adds to the webhook block (`manage: false` keeps setWebhook out of
+ * the test); `extra` to the bot.
+ */
+export function webhookBot(
+  id: string,
+  secretEnv: string,
+  webhook: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    id,
+    token_env: tokenEnv(id),
+    mode: 'webhook',
+    webhook: {
+      url: `https://relay.example.com/webhooks/telegram/${id}`,
+      secret_token_env: secretEnv,
+      ...webhook,
+    },
+    ...extra,
+  };
+}
+
+/**
+ * A config on a test's own key prefix whose Bot API is the emulator's: `rest` holds the
+ * bots, routes and clients. The Redis URL is the app's REDIS_URL (see `testAppEnv`).
+ */
+export function writeEmulatedConfig(
+  prefix: string,
+  apiRoot: string,
+  rest: object,
+): { path: string; cleanup(): void } {
+  return writeConfigObject({
+    redis: { url: 'redis://127.0.0.1:6379', prefix },
+    telegram: { api_base: apiRoot },
+    ...rest,
+  });
+}
+
+function tokenEnv(id: string): string {
+  return `${id.toUpperCase().replace(/-/g, '_')}_TOKEN`;
+}

@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { loadConfigOrThrow, type RelaygramConfig } from '@relaygram/config';
 import { laneId } from '@relaygram/contracts';
@@ -10,16 +9,10 @@ import { CoreModule, startApp, type RunningApp } from '@relaygram/platform';
 import { newDeliveryId } from '@relaygram/queue';
 import { createQueueFixture, type QueueFixture } from '@relaygram/queue/testing';
 import { laneKeyFor, selectRoutes, type Update } from '@relaygram/routing';
-import { generateToken, redisUrl } from '@relaygram/testing';
+import { generateToken, parsedLogs, redisUrl, type LogLine } from '@relaygram/testing';
 
 @Module({})
 class DispatcherTestRoot {}
-
-export interface LogLine {
-  level: string;
-  msg: string;
-  [field: string]: unknown;
-}
 
 export interface EnqueuedUpdate {
   updateId: number;
@@ -125,21 +118,7 @@ export class DispatcherHarness {
    * `instance` (the name given here) to tell several dispatchers apart.
    */
   async start(options: DispatcherModuleOptions = {}, instance = 'a'): Promise<RunningApp> {
-    const logs = this.logs;
-    let pending = '';
-    const destination = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        pending += chunk.toString('utf8');
-        let newline = pending.indexOf('\n');
-        while (newline >= 0) {
-          const line = pending.slice(0, newline);
-          pending = pending.slice(newline + 1);
-          if (line.trim()) logs.push({ ...(JSON.parse(line) as LogLine), instance });
-          newline = pending.indexOf('\n');
-        }
-        done();
-      },
-    });
+    const { stream } = parsedLogs(this.logs, { instance });
     const running = await startApp(
       {
         service: 'dispatcher',
@@ -148,7 +127,7 @@ export class DispatcherHarness {
           imports: [CoreModule.forRoot(boot), DispatcherModule.forRoot(options)],
         }),
       },
-      { env: this.processEnv(), signals: false, logDestination: destination },
+      { env: this.processEnv(), signals: false, logDestination: stream },
     );
     this.apps.add(running);
     return running;

@@ -2,7 +2,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import type { Type } from '@nestjs/common';
 import { RedisKeys } from '@relaygram/contracts';
 import { IngressModule, type IngressOptionsInput } from '@relaygram/ingress';
@@ -15,7 +14,13 @@ import {
   type DeliveryEntry,
   type RelaygramRedis,
 } from '@relaygram/queue';
-import { deleteKeys, redisUrl as testRedisUrl } from '@relaygram/testing';
+import {
+  deleteKeys,
+  inProcessStart,
+  parsedLogs,
+  redisUrl as testRedisUrl,
+  type LogLine,
+} from '@relaygram/testing';
 import { request } from 'undici';
 import { stringify } from 'yaml';
 
@@ -47,12 +52,6 @@ export interface InstallSpec {
   bots: BotSpec[];
   routes: RouteSpec[];
   apiBase: string;
-}
-
-export interface LogLine {
-  level: string;
-  msg: string;
-  [field: string]: unknown;
 }
 
 export interface HttpAnswer {
@@ -200,24 +199,7 @@ export class TestInstall {
       controllers?: Type[];
     } = {},
   ): Promise<IngressInstance> {
-    const logs: LogLine[] = [];
-    let pending = '';
-    const destination = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        pending += chunk.toString('utf8');
-        let newline: number;
-        while ((newline = pending.indexOf('\n')) >= 0) {
-          const line = pending.slice(0, newline);
-          pending = pending.slice(newline + 1);
-          try {
-            logs.push(JSON.parse(line) as LogLine);
-          } catch {
-            logs.push({ level: 'raw', msg: line });
-          }
-        }
-        done();
-      },
-    });
+    const { stream, lines: logs } = parsedLogs();
     const running = await startApp(
       {
         service: 'ingress',
@@ -227,18 +209,16 @@ export class TestInstall {
           controllers: options.controllers ?? [],
         }),
       },
-      {
-        env: {
+      inProcessStart(
+        this.configPath,
+        {
           ...this.env,
           PORT: String(options.port ?? 0),
-          ADMIN_PORT: '0',
           REDIS_URL: options.redisUrl ?? this.redisUrl,
-          RELAYGRAM_CONFIG: this.configPath,
           LOG_LEVEL: 'debug',
         },
-        signals: false,
-        logDestination: destination,
-      },
+        stream,
+      ),
     );
     const instance = new IngressInstance(running, logs);
     this.instances.add(instance);
