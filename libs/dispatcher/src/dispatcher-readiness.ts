@@ -1,4 +1,5 @@
 import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { Feature } from '@relaygram/contracts';
 import { HealthRegistry } from '@relaygram/observability';
 import { MaintenanceProcessor } from './maintenance/maintenance.processor';
 import { DeliveryWorkers } from './workers/delivery-workers';
@@ -13,7 +14,7 @@ export class DispatcherReadiness implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    this.health.addReadinessCheck('dispatcher', () => {
+    this.health.addReadinessCheck(Feature.Dispatcher, () => {
       const { running, down } = this.workers.status();
       const maintenance = this.maintenanceWorker.running();
       return {

@@ -1,6 +1,6 @@
 import { ConfigurableModuleBuilder, Module } from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
-import { QueueName } from '@relaygram/contracts';
+import { Feature, QueueName } from '@relaygram/contracts';
 import { ConfigService } from '@relaygram/config';
 import { RELAYGRAM_LOGGER } from '@relaygram/observability';
 import { PacingModule } from '@relaygram/pacing';
@@ -68,7 +68,7 @@ const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } =
     {
       provide: DISPATCHER_LOGGER,
       inject: [RELAYGRAM_LOGGER],
-      useFactory: (logger: Logger) => logger.child({ component: 'dispatcher' }),
+      useFactory: (logger: Logger) => logger.child({ component: Feature.Dispatcher }),
     },
     RouteRuntimes,
     TargetClient,

@@ -5,7 +5,8 @@ import {
   JobName,
   PRUNE_DEAD_LETTERS_EVERY_MS,
   QueueName,
-  type JobPayloads,
+  type JobNameOn,
+  type JobOf,
 } from '@relaygram/contracts';
 import { RelaygramMetrics } from '@relaygram/observability';
 import { QUEUE_CONTEXT, readRouteStats, waitForRedis, type QueueContext } from '@relaygram/queue';
@@ -17,8 +18,7 @@ import {
 } from '../dispatcher-options';
 import { LaneMaintenance } from './lane-maintenance';
 
-export type MaintenanceJob =
-  JobPayloads[JobName.ReconcileLanes] | JobPayloads[JobName.PruneDeadLetters];
+export type MaintenanceJob = JobOf<JobNameOn<QueueName.Maintenance>>['data'];
 
 /** Failed housekeeping jobs kept for inspection; every run is replaced by the next. */
 const MAINTENANCE_JOB_OPTIONS = Object.freeze({

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { Inject, Injectable } from '@nestjs/common';
-import { Worker, type Job } from 'bullmq';
+import { Worker } from 'bullmq';
 import { ConfigService } from '@relaygram/config';
 import { JobName, QueueName, deliveryQueueName, type JobPayloads } from '@relaygram/contracts';
 import {
@@ -19,7 +19,7 @@ import {
 } from '../dispatcher-options';
 import { DrainLocks } from '../lanes/drain-locks';
 import { LaneDrainer, type DrainingJob } from '../lanes/lane-drainer';
-import { processorFor } from './job-processors';
+import { processorFor, type QueueJob } from './job-processors';
 
 type DeliveryJobName = DrainingJob['name'];
 type DeliveryWorker = Worker<JobPayloads[DeliveryJobName], unknown, DeliveryJobName>;
@@ -127,8 +127,7 @@ export class DeliveryWorkers {
     });
     const worker: DeliveryWorker = new Worker(
       deliveryQueueName(route),
-      (job: Job<JobPayloads[DeliveryJobName], unknown, DeliveryJobName>, token?: string) =>
-        processor(job, token),
+      (job: QueueJob<DeliveryJobName>, token?: string) => processor(job, token),
       {
         connection,
         prefix: this.ctx.keys.bullPrefix,
