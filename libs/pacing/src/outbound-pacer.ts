@@ -328,7 +328,7 @@ export class OutboundPacer {
     if (this.#mode === 'degraded' || (!lost && this.#failures < FAILURES_TO_DEGRADE)) return;
     this.#mode = 'degraded';
     this.#logger?.warn(
-      { error: error instanceof Error ? error.message : String(error) },
+      { err: error },
       'outbound pacing is degraded: Redis does not answer, each process paces alone until it does',
     );
     this.#startProbe();

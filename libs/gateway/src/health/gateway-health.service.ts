@@ -1,6 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { ConfigService, type BotConfig } from '@relaygram/config';
 import { HealthRegistry, type BotHealth } from '@relaygram/observability';
+import { errorMessage } from '@relaygram/contracts';
 import { TelegramError, type TelegramClient } from '@relaygram/telegram';
 import { GatewayTelegramService } from '../telegram/gateway-telegram.service';
 
@@ -97,7 +98,7 @@ export class GatewayHealthService implements OnModuleInit {
       const problem =
         error instanceof TelegramError && error.errorCode === 401
           ? 'Telegram refused the bot token (401 Unauthorized)'
-          : `getMe failed: ${error instanceof Error ? error.message : 'unknown error'}`;
+          : `getMe failed: ${errorMessage(error)}`;
       return { reachable: false, problem, checkedAt };
     }
   }

@@ -75,10 +75,7 @@ export class PullMaintenance implements OnApplicationBootstrap, OnApplicationShu
       );
       if (report.expired || report.routeRemoved) this.logger.info(report, 'pull lanes swept');
     } catch (error) {
-      this.logger.warn(
-        { err: error instanceof Error ? error.message : String(error) },
-        'pull route maintenance failed; it runs again next period',
-      );
+      this.logger.warn({ err: error }, 'pull route maintenance failed; it runs again next period');
     }
   }
 
