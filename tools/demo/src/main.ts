@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { runDemo } from './demo-run';
+import { errorMessage } from '@relaygram/contracts';
 
 const USAGE = `Usage: npm run demo [-- --keep]
 
@@ -38,7 +39,7 @@ function main(argv: string[]): void {
     (code) => process.exit(code),
     (error: unknown) => {
       process.stderr.write(
-        `demo: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+        `demo: ${(error instanceof Error && error.stack) || errorMessage(error)}\n`,
       );
       process.exit(1);
     },

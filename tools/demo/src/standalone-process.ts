@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { stopProcess } from '@relaygram/testing';
 
 export interface StandaloneLaunch {
   repo: string;
@@ -15,7 +16,6 @@ export interface StandaloneLaunch {
 export class StandaloneProcess {
   private constructor(
     private readonly child: ChildProcess,
-    private readonly exited: Promise<number | null>,
     readonly logFile: string,
   ) {}
 
@@ -47,14 +47,11 @@ export class StandaloneProcess {
     const log = createWriteStream(launch.logFile);
     child.stdout?.pipe(log, { end: false });
     child.stderr?.pipe(log, { end: false });
-    const exited = new Promise<number | null>((resolve) =>
-      child.once('exit', (code) => {
-        process.off('exit', killOnExit);
-        log.end();
-        resolve(code);
-      }),
-    );
-    return new StandaloneProcess(child, exited, launch.logFile);
+    child.once('exit', () => {
+      process.off('exit', killOnExit);
+      log.end();
+    });
+    return new StandaloneProcess(child, launch.logFile);
   }
 
   get pid(): number | undefined {
@@ -67,12 +64,8 @@ export class StandaloneProcess {
 
   /** SIGTERM: in-flight work finishes and the process exits; SIGKILL after `graceMs`. */
   async stop(graceMs = 30_000): Promise<number | null> {
-    if (!this.running) return this.child.exitCode;
-    this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
-    const code = await this.exited;
-    clearTimeout(timer);
-    return code;
+    await stopProcess(this.child, graceMs);
+    return this.child.exitCode;
   }
 
   /** The last lines it wrote, for an error report. */

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '@relaygram/queue';
+import { stopProcess } from '@relaygram/testing';
 
 export const REPO = join(__dirname, '..', '..', '..', '..');
 
@@ -85,12 +86,8 @@ export class AppProcess {
 
   /** SIGTERM and wait; SIGKILL after `graceMs`. Resolves to the exit code. */
   async stop(graceMs = 30_000): Promise<number | null> {
-    if (!this.running) return this.child.exitCode;
-    this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
-    const code = await this.exited;
-    clearTimeout(timer);
-    return code;
+    await stopProcess(this.child, graceMs);
+    return this.child.exitCode;
   }
 
   kill(): void {
