@@ -9,6 +9,7 @@ import { scanForSecrets } from './report/secret-scan';
 import { SCENARIOS } from './scenarios/all-scenarios';
 import { runScenario, type ScenarioResult } from './scenarios/scenario';
 import { installExitHandlers, onInterrupt, stopAllChildren } from '@relaygram/testing';
+import { errorMessage } from '@relaygram/contracts';
 
 interface ChaosOptions {
   quick: boolean;
@@ -113,7 +114,7 @@ async function main(): Promise<number> {
     }
   } catch (error) {
     failure = error;
-    log(`run failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    log(`run failed: ${(error instanceof Error && error.stack) || errorMessage(error)}`);
   } finally {
     await service.stop();
     // SIGTERM: the shutdown lines of every process are part of what is grepped.
@@ -154,7 +155,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`chaos: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`chaos: ${errorMessage(error)}\n`);
     process.exit(2);
   },
 );

@@ -1,3 +1,5 @@
+import { errorMessage } from '@relaygram/contracts';
+
 type Handler = (params: never) => unknown;
 
 interface Request {
@@ -42,7 +44,7 @@ export function serveChild(
         (error: unknown) =>
           process.send?.({
             id: message.id,
-            error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+            error: (error instanceof Error && error.stack) || errorMessage(error),
           }),
       );
   });

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { errorMessage } from '@relaygram/contracts';
 
 interface ProfileNode {
   id: number;
@@ -186,7 +187,7 @@ export function summarizeProfiles(dir: string): string {
         const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
         return formatProfile(analyzeProfile(profile, file));
       } catch (error) {
-        return `${file}: unreadable (${error instanceof Error ? error.message : String(error)})`;
+        return `${file}: unreadable (${errorMessage(error)})`;
       }
     }),
   ].join('\n\n');

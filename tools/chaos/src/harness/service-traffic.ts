@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import { sleep } from './app-process';
 import { HOOK_BOT, type ChaosCluster } from './chaos-cluster';
+import { errorMessage } from '@relaygram/contracts';
 
 interface Call {
   what: string;
@@ -121,7 +122,7 @@ export class ServiceTraffic {
         } catch (error) {
           // A process being killed right now: a connection error is what a service sees.
           status = 0;
-          text = error instanceof Error ? error.message : String(error);
+          text = errorMessage(error);
         }
         this.cluster.record(`${call.what} -> ${status} ${text}`);
         const key = `${call.what} ${status}`;
