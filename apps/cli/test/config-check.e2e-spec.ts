@@ -1,11 +1,10 @@
-import { spawnSync } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runRelaygramCliSync } from '@relaygram/testing';
 
 const REPO = join(__dirname, '..', '..', '..');
-const MAIN = join(REPO, 'apps', 'cli', 'src', 'main.ts');
 const SHIPPED = join(REPO, 'config', 'relaygram.yaml');
 const EXAMPLE = join(REPO, 'config', 'relaygram.example.yaml');
 
@@ -27,34 +26,8 @@ const EXAMPLE_ENV: Record<string, string> = {
   SUPPORT_BOT_CLIENT_TOKEN: secret(),
 };
 
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Runs the CLI from its TypeScript sources, as `relaygram ...` would run the build, with
- * only the given environment (no REDIS_URL or secrets leak in from the test runner).
- */
-function relaygram(args: string[], env: Record<string, string> = {}, cwd = REPO): Run {
-  const child = spawnSync(
-    process.execPath,
-    ['-r', require.resolve('@swc-node/register'), MAIN, ...args],
-    {
-      cwd,
-      encoding: 'utf8',
-      timeout: 60_000,
-      env: {
-        PATH: process.env.PATH ?? '',
-        SWC_NODE_PROJECT: join(REPO, 'tsconfig.base.json'),
-        ...env,
-      },
-    },
-  );
-  if (child.error) throw child.error;
-  return { status: child.status, stdout: child.stdout, stderr: child.stderr };
-}
+/** Only the given environment: no REDIS_URL or secrets leak in from the test runner. */
+const relaygram = runRelaygramCliSync;
 
 const NO_BOTS_WARNING =
   'warning: bots: none configured: Relaygram runs but receives nothing. Add a bot as in config/relaygram.example.yaml, or try `npm run demo`';

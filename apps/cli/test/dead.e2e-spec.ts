@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,16 +15,7 @@ import {
   type DrainJobDriver,
   type QueueFixture,
 } from '@relaygram/queue/testing';
-import { redisUrl, uniquePrefix } from '@relaygram/testing';
-
-const REPO = join(__dirname, '..', '..', '..');
-const MAIN = join(REPO, 'apps', 'cli', 'src', 'main.ts');
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
+import { redisUrl, runRelaygramCliSync, uniquePrefix, type CliRun } from '@relaygram/testing';
 
 describe('relaygram dead', () => {
   const dir = mkdtempSync(join(tmpdir(), 'relaygram-cli-dead-'));
@@ -42,25 +32,8 @@ describe('relaygram dead', () => {
   let dead: DeadLetterStore;
   let nextUpdate = 1;
 
-  function relaygram(args: string[], extraEnv: Record<string, string> = {}): Run {
-    const child = spawnSync(
-      process.execPath,
-      ['-r', require.resolve('@swc-node/register'), MAIN, 'dead', ...args, '--config', configPath],
-      {
-        cwd: REPO,
-        encoding: 'utf8',
-        timeout: 60_000,
-        env: {
-          PATH: process.env.PATH ?? '',
-          SWC_NODE_PROJECT: join(REPO, 'tsconfig.base.json'),
-          ...env,
-          ...extraEnv,
-        },
-      },
-    );
-    if (child.error) throw child.error;
-    return { status: child.status, stdout: child.stdout, stderr: child.stderr };
-  }
+  const relaygram = (args: string[], extraEnv: Record<string, string> = {}): CliRun =>
+    runRelaygramCliSync(['dead', ...args, '--config', configPath], { ...env, ...extraEnv });
 
   /** An update of `chat` on `route` that went dead with `reason`, at `deadAt`. */
   async function killed(route: string, chat: number, reason: DeadReason, deadAt: number) {

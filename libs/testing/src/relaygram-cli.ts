@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 
 /** The workspace root: this file sits at libs/testing/{src,dist}/. */
@@ -18,18 +18,7 @@ export interface CliRun {
  */
 export function runRelaygramCli(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['-r', require.resolve('@swc-node/register'), CLI_MAIN, ...args],
-      {
-        cwd: REPO,
-        env: {
-          PATH: process.env.PATH ?? '',
-          SWC_NODE_PROJECT: join(REPO, 'tsconfig.base.json'),
-          ...env,
-        },
-      },
-    );
+    const child = spawn(process.execPath, cliArgs(args), { cwd: REPO, env: cliEnv(env) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
@@ -41,4 +30,35 @@ export function runRelaygramCli(args: string[], env: Record<string, string> = {}
       resolve({ status, stdout, stderr });
     });
   });
+}
+
+/**
+ * `runRelaygramCli` blocking the test until the CLI exits, for commands that need nothing
+ * of the test's process; `cwd` is where relative config paths resolve.
+ */
+export function runRelaygramCliSync(
+  args: string[],
+  env: Record<string, string> = {},
+  cwd = REPO,
+): CliRun {
+  const child = spawnSync(process.execPath, cliArgs(args), {
+    cwd,
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: cliEnv(env),
+  });
+  if (child.error) throw child.error;
+  return { status: child.status, stdout: child.stdout, stderr: child.stderr };
+}
+
+function cliArgs(args: string[]): string[] {
+  return ['-r', require.resolve('@swc-node/register'), CLI_MAIN, ...args];
+}
+
+function cliEnv(env: Record<string, string>): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    SWC_NODE_PROJECT: join(REPO, 'tsconfig.base.json'),
+    ...env,
+  };
 }
