@@ -1,19 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startApp, type RunningApp } from '@relaygram/platform';
+import type { RunningApp } from '@relaygram/platform';
 import {
-  discardLogs,
   findChromium,
   HEADLESS_CHROMIUM_ARGS,
   TelegramEmulator,
-  testAppEnv,
   type BotIdentity,
 } from '@relaygram/testing';
 import { chromium, type Browser } from 'playwright-core';
 import { request } from 'undici';
-import { GatewayAppModule } from '../src/app.module';
+import { bootGateway, type GatewayApp } from './support/gateway-app';
 
 const CHROMIUM = findChromium();
 /** Outside CI a machine without a browser skips the page check (CI installs Chromium). */
@@ -38,59 +33,47 @@ describe('outbound budgets and pauses on the admin page', () => {
   let emulator: TelegramEmulator;
   let bot: BotIdentity;
   let running: RunningApp;
-  let dir: string;
+  let app: GatewayApp;
   const client = randomBytes(24).toString('base64url');
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
   beforeAll(async () => {
     emulator = await TelegramEmulator.start();
     bot = emulator.addBot();
-    dir = await mkdtemp(join(tmpdir(), 'relaygram-admin-outbound-'));
-    const config = join(dir, 'relaygram.yaml');
-    await writeFile(
-      config,
-      [
-        'redis:',
-        '  url: redis://127.0.0.1:6379',
-        `  prefix: gw-admin-${randomBytes(4).toString('hex')}`,
-        'bots:',
-        '  - id: shop-bot',
-        '    token_env: OUT_BOT_TOKEN',
-        '    mode: polling',
-        '    outbound:',
-        '      per_second: 25',
-        '      per_chat_per_second: 2',
-        '      chat_burst: 4',
-        '      per_group_per_minute: 15',
-        '      max_wait: 3s',
-        '      broadcast_share: 0.5',
-        'routes: []',
-        'clients:',
-        '  - name: site',
-        '    token_env: OUT_CLIENT_TOKEN',
-        '    bots: [shop-bot]',
-        '',
-      ].join('\n'),
-    );
-    running = await startApp(
-      { service: 'gateway', module: (boot) => GatewayAppModule.forRoot(boot) },
+    app = await bootGateway(
+      'gw-admin',
       {
-        env: testAppEnv(config, {
-          TELEGRAM_API_BASE: emulator.apiRoot,
-          OUT_BOT_TOKEN: bot.token,
-          OUT_CLIENT_TOKEN: client,
-          ADMIN_TOKEN,
-        }),
-        signals: false,
-        logDestination: discardLogs(),
+        bots: [
+          {
+            id: 'shop-bot',
+            token_env: 'OUT_BOT_TOKEN',
+            mode: 'polling',
+            outbound: {
+              per_second: 25,
+              per_chat_per_second: 2,
+              chat_burst: 4,
+              per_group_per_minute: 15,
+              max_wait: '3s',
+              broadcast_share: 0.5,
+            },
+          },
+        ],
+        routes: [],
+        clients: [{ name: 'site', token_env: 'OUT_CLIENT_TOKEN', bots: ['shop-bot'] }],
+      },
+      {
+        TELEGRAM_API_BASE: emulator.apiRoot,
+        OUT_BOT_TOKEN: bot.token,
+        OUT_CLIENT_TOKEN: client,
+        ADMIN_TOKEN,
       },
     );
+    running = app.running;
   });
 
   afterAll(async () => {
-    await running?.close();
+    await app?.close();
     await emulator?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   async function outbound(): Promise<OutboundView> {

@@ -1,68 +1,52 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startApp, type RunningApp } from '@relaygram/platform';
-import { discardLogs, TelegramEmulator, testAppEnv, type BotIdentity } from '@relaygram/testing';
+import type { RunningApp } from '@relaygram/platform';
+import { TelegramEmulator, type BotIdentity } from '@relaygram/testing';
 import { request } from 'undici';
-import { GatewayAppModule } from '../src/app.module';
+import { bootGateway, type GatewayApp } from './support/gateway-app';
 
 /** The gateway app as `npm run start:gateway` runs it, against the emulator. */
 describe('gateway app serving the gateway', () => {
   let emulator: TelegramEmulator;
   let bot: BotIdentity;
   let running: RunningApp;
-  let dir: string;
+  let app: GatewayApp;
   const client = randomBytes(24).toString('base64url');
 
   beforeAll(async () => {
     emulator = await TelegramEmulator.start();
     bot = emulator.addBot();
-    dir = await mkdtemp(join(tmpdir(), 'relaygram-gateway-app-'));
-    const config = join(dir, 'relaygram.yaml');
-    await writeFile(
-      config,
-      [
-        'redis:',
-        '  url: redis://127.0.0.1:6379',
-        `  prefix: gw-app-${randomBytes(4).toString('hex')}`,
-        'telegram:',
-        '  api_base: https://api.telegram.org',
-        'bots:',
-        '  - id: shop-bot',
-        '    token_env: GW_APP_BOT_TOKEN',
-        '    mode: webhook',
-        '    webhook:',
-        '      url: https://relay.example.com/webhooks/telegram/shop-bot',
-        '      secret_token_env: GW_APP_WEBHOOK_SECRET',
-        '      manage: false',
-        'routes: []',
-        'clients:',
-        '  - name: site',
-        '    token_env: GW_APP_CLIENT_TOKEN',
-        '    bots: [shop-bot]',
-        '',
-      ].join('\n'),
-    );
-    running = await startApp(
-      { service: 'gateway', module: (boot) => GatewayAppModule.forRoot(boot) },
+    app = await bootGateway(
+      'gw-app',
       {
-        env: testAppEnv(config, {
-          // TELEGRAM_API_BASE points the whole app at the emulator, as in the demo.
-          TELEGRAM_API_BASE: emulator.apiRoot,
-          GW_APP_BOT_TOKEN: bot.token,
-          GW_APP_WEBHOOK_SECRET: 'webhook-secret-0123456789',
-          GW_APP_CLIENT_TOKEN: client,
-        }),
-        signals: false,
-        logDestination: discardLogs(),
+        telegram: { api_base: 'https://api.telegram.org' },
+        bots: [
+          {
+            id: 'shop-bot',
+            token_env: 'GW_APP_BOT_TOKEN',
+            mode: 'webhook',
+            webhook: {
+              url: 'https://relay.example.com/webhooks/telegram/shop-bot',
+              secret_token_env: 'GW_APP_WEBHOOK_SECRET',
+              manage: false,
+            },
+          },
+        ],
+        routes: [],
+        clients: [{ name: 'site', token_env: 'GW_APP_CLIENT_TOKEN', bots: ['shop-bot'] }],
+      },
+      {
+        // TELEGRAM_API_BASE points the whole app at the emulator, as in the demo.
+        TELEGRAM_API_BASE: emulator.apiRoot,
+        GW_APP_BOT_TOKEN: bot.token,
+        GW_APP_WEBHOOK_SECRET: 'webhook-secret-0123456789',
+        GW_APP_CLIENT_TOKEN: client,
       },
     );
+    running = app.running;
   });
   afterAll(async () => {
-    await running?.close();
+    await app?.close();
     await emulator.stop();
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('sends through the REST API with the default bot', async () => {

@@ -4,7 +4,12 @@ import { runInNewContext } from 'node:vm';
 import { TelegramEmulator, fuzzParameters } from '@relaygram/testing';
 import fc from 'fast-check';
 import { request } from 'undici';
-import { TestInstall, webhookSecret, type IngressInstance } from './support/test-install';
+import {
+  jsonOrUndefined,
+  TestInstall,
+  webhookSecret,
+  type IngressInstance,
+} from './support/test-install';
 
 /**
  * The webhook endpoint is the one door of Relaygram open to the internet. Whatever is
@@ -207,13 +212,7 @@ describe('webhook endpoint: arbitrary requests (fuzz)', () => {
       body: shot.body,
     });
     const text = await res.body.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.statusCode, json, text };
+    return { status: res.statusCode, json: jsonOrUndefined(text), text };
   }
 
   function count(answer: { status: number; json: unknown }): void {

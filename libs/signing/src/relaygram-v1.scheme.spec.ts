@@ -1,5 +1,6 @@
 import crypto, { createHmac, randomBytes } from 'node:crypto';
 import { signRelaygramV1, verifyRelaygramV1 } from './relaygram-v1.scheme';
+import { thrownBy } from '@relaygram/testing';
 import { SignatureVerificationError } from './signature-verification.error';
 import { InvalidSigningSecretError } from './signing-secret.error';
 
@@ -7,15 +8,7 @@ const NOW = 1_700_000_000;
 const secret = randomBytes(32).toString('hex');
 const body = Buffer.from('{"update_id":42,"message":{"text":"héllo /start"}}', 'utf8');
 
-function failure(run: () => unknown): SignatureVerificationError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof SignatureVerificationError) return error;
-    throw error;
-  }
-  throw new Error('expected a SignatureVerificationError');
-}
+const failure = (run: () => unknown) => thrownBy(SignatureVerificationError, run);
 
 describe('signRelaygramV1', () => {
   it('matches an HMAC computed independently over timestamp + "." + body', () => {

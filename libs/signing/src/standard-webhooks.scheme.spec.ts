@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { thrownBy } from '@relaygram/testing';
 import { SignatureVerificationError } from './signature-verification.error';
 import { InvalidSigningSecretError } from './signing-secret.error';
 import { signStandardWebhook, verifyStandardWebhook } from './standard-webhooks.scheme';
@@ -15,15 +16,7 @@ function nowSeconds(): number {
   return Math.floor(Date.now() / 1000);
 }
 
-function failure(run: () => unknown): SignatureVerificationError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof SignatureVerificationError) return error;
-    throw error;
-  }
-  throw new Error('expected a SignatureVerificationError');
-}
+const failure = (run: () => unknown) => thrownBy(SignatureVerificationError, run);
 
 describe('signStandardWebhook', () => {
   it('produces the three headers with a v1 signature', () => {

@@ -17,7 +17,8 @@ export {
   type ResponseSpec,
   type WaitOptions,
 } from './receiver/recording-receiver';
-export { runRelaygramCli, type CliRun } from './relaygram-cli';
+export { firstArrivals, updateIdOf } from './receiver/delivery-order';
+export { runRelaygramCli, runRelaygramCliSync, type CliRun } from './relaygram-cli';
 export {
   pollingBot,
   webhookBot,
@@ -59,3 +60,4 @@ export {
 } from './browser/headless-chromium';
 export { eventually, type EventuallyOptions } from './eventually';
 export { deleteKeys, keysMatching, redisUrl } from './redis/test-redis';
+export { thrownBy } from './thrown-by';

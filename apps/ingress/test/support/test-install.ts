@@ -67,6 +67,15 @@ function envName(id: string, what: string): string {
   return `${id.toUpperCase().replace(/-/g, '_')}_${what}`;
 }
 
+/** The JSON of an answer's body; undefined when it is not JSON (an error page, nothing). */
+export function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** One ingress process, started in this test process on loopback ports. */
 export class IngressInstance {
   constructor(
@@ -89,13 +98,12 @@ export class IngressInstance {
       headers: { 'content-type': 'application/json', ...headers },
     });
     const text = await res.body.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.statusCode, headers: res.headers, text, json } satisfies HttpAnswer;
+    return {
+      status: res.statusCode,
+      headers: res.headers,
+      text,
+      json: jsonOrUndefined(text),
+    } satisfies HttpAnswer;
   }
 
   async healthz(): Promise<{ status: number; body: HealthzBody }> {
