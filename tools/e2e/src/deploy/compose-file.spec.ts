@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { loadConfig, readRuntimeEnv, type ServiceName } from '@relaygram/config';
+import { RELAYGRAM_ENV } from './relaygram-env';
 
 const REPO = join(__dirname, '..', '..', '..', '..');
 const text = readFileSync(join(REPO, 'docker-compose.yml'), 'utf8');
@@ -25,19 +26,6 @@ const compose = parse(text, { merge: true }) as {
   volumes: Record<string, unknown>;
 };
 const APPS = ['ingress', 'dispatcher', 'gateway'] as const;
-
-/** Every environment variable Relaygram reads (SPEC section 1), besides `*_env` secrets. */
-const RELAYGRAM_ENV = [
-  'RELAYGRAM_CONFIG',
-  'REDIS_URL',
-  'PORT',
-  'HOST',
-  'ADMIN_PORT',
-  'ADMIN_HOST',
-  'TELEGRAM_API_BASE',
-  'ADMIN_TOKEN',
-  'LOG_LEVEL',
-];
 
 /** `${NAME:-default}` as Compose substitutes it when NAME is unset. */
 function substitute(value: string): string {

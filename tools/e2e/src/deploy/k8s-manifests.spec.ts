@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { loadConfig, readRuntimeEnv, type ServiceName } from '@relaygram/config';
+import { RELAYGRAM_ENV } from './relaygram-env';
 
 const K8S = join(__dirname, '..', '..', '..', '..', 'deploy', 'k8s');
 
@@ -31,17 +32,6 @@ const named = (kind: string, name: string) => {
 };
 
 const APPS = { ingress: 3000, gateway: 3001, dispatcher: 3002 } as const;
-const RELAYGRAM_ENV = [
-  'RELAYGRAM_CONFIG',
-  'REDIS_URL',
-  'PORT',
-  'HOST',
-  'ADMIN_PORT',
-  'ADMIN_HOST',
-  'TELEGRAM_API_BASE',
-  'ADMIN_TOKEN',
-  'LOG_LEVEL',
-];
 
 interface Container {
   name: string;
