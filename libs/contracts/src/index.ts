@@ -7,3 +7,4 @@ export * from './outbound-keys';
 export * from './error-message';
 export * from './bot-state';
 export * from './features';
+export * from './logger-token';

@@ -6,10 +6,11 @@ import { BotStatusReader } from './health/bot-status-reader';
 import { MetricsController } from './metrics/metrics.controller';
 import { QueueGaugeRefresher } from './metrics/queue-gauge-refresher';
 import { RelaygramMetrics } from './metrics/relaygram-metrics';
+import { RELAYGRAM_LOGGER } from '@relaygram/contracts';
 import pino, { type Logger } from 'pino';
 
-/** Injection token of the process's pino logger, for structured lines (`{ bot, update_id, route }`). */
-export const RELAYGRAM_LOGGER = Symbol('RELAYGRAM_LOGGER');
+/** The process's pino logger, for structured lines (`{ bot, update_id, route }`). */
+export { RELAYGRAM_LOGGER };
 
 export interface ObservabilityModuleOptions {
   /** Reuse a metrics registry (tests boot several apps in one process). */

@@ -2,10 +2,11 @@ import {
   ConfigurableModuleBuilder,
   Inject,
   Injectable,
-  Logger,
   Module,
   type OnApplicationShutdown,
 } from '@nestjs/common';
+import { RELAYGRAM_LOGGER } from '@relaygram/contracts';
+import pino, { type Logger } from 'pino';
 import { DeadLetterStore } from './dead-letters/dead-letter-store';
 import { DrainScheduler } from './lanes/drain-scheduler';
 import { LaneReconciler } from './lanes/lane-reconciler';
@@ -32,26 +33,18 @@ export interface QueueModuleOptions {
 }
 
 /**
- * Nest's logger, which the apps back with their pino logger (PinoNestLogger): an object
- * message keeps `err` as pino's error field, stack included. The process's pino logger
- * itself is provided by ObservabilityModule (RELAYGRAM_LOGGER), which depends on this
- * module and so cannot be injected here.
- */
-const logger = new Logger('Redis');
-
-/**
  * A webhook must be answered well before Telegram gives up on it: a Redis that holds a
  * command longer than this is treated as away (503), and Telegram sends the update again.
  */
 export const REQUEST_COMMAND_TIMEOUT_MS = 1000;
 
 /** One warning per outage, not one per reconnect attempt. */
-function connectionErrorLogger(): (error: Error) => void {
+function connectionErrorLogger(logger: Logger): (error: Error) => void {
   let reported = false;
   return (error) => {
     if (reported) return;
     reported = true;
-    logger.warn({ msg: 'Redis connection lost; reconnecting', err: error });
+    logger.warn({ err: error }, 'Redis connection lost; reconnecting');
     setTimeout(() => (reported = false), 30_000).unref();
   };
 }
@@ -61,12 +54,15 @@ function connectionErrorLogger(): (error: Error) => void {
  * start do not fail merely because the connection was still being made; when Redis is
  * really away the app starts anyway and reports it in /health/ready and /healthz.
  */
-async function connectCommandClient(options: QueueModuleOptions): Promise<RelaygramRedis> {
+async function connectCommandClient(
+  options: QueueModuleOptions,
+  logger: Logger,
+): Promise<RelaygramRedis> {
   const client = createRedis(options.redisUrl, {
     connectionName: options.connectionName,
     mode: 'request',
     commandTimeoutMs: options.commandTimeoutMs ?? REQUEST_COMMAND_TIMEOUT_MS,
-    onError: connectionErrorLogger(),
+    onError: connectionErrorLogger(logger),
   });
   if (!(await waitForRedis(client, options.connectTimeoutMs ?? 10_000))) {
     logger.warn(
@@ -77,6 +73,8 @@ async function connectCommandClient(options: QueueModuleOptions): Promise<Relayg
 }
 
 export const REDIS = Symbol('RELAYGRAM_REDIS');
+/** The process's logger (the observability module provides it), or a silent one in tests. */
+const QUEUE_LOGGER = Symbol('RELAYGRAM_QUEUE_LOGGER');
 export const QUEUE_CONTEXT = Symbol('RELAYGRAM_QUEUE_CONTEXT');
 
 const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } =
@@ -112,8 +110,14 @@ class RedisLifecycle implements OnApplicationShutdown {
 @Module({
   providers: [
     {
+      provide: QUEUE_LOGGER,
+      inject: [{ token: RELAYGRAM_LOGGER, optional: true }],
+      useFactory: (logger?: Logger) =>
+        logger ? logger.child({ component: 'redis' }) : pino({ level: 'silent' }),
+    },
+    {
       provide: REDIS,
-      inject: [MODULE_OPTIONS_TOKEN],
+      inject: [MODULE_OPTIONS_TOKEN, QUEUE_LOGGER],
       useFactory: connectCommandClient,
     },
     {
@@ -129,14 +133,19 @@ class RedisLifecycle implements OnApplicationShutdown {
     },
     {
       provide: UpdateEnqueuer,
-      inject: [QUEUE_CONTEXT, DrainScheduler, MODULE_OPTIONS_TOKEN],
-      useFactory: (ctx: QueueContext, scheduler: DrainScheduler, options: QueueModuleOptions) =>
+      inject: [QUEUE_CONTEXT, DrainScheduler, MODULE_OPTIONS_TOKEN, QUEUE_LOGGER],
+      useFactory: (
+        ctx: QueueContext,
+        scheduler: DrainScheduler,
+        options: QueueModuleOptions,
+        logger: Logger,
+      ) =>
         new UpdateEnqueuer(
           ctx,
           scheduler,
           (error) =>
             // The update is accepted; the reconciler arms its lanes' jobs later.
-            logger.warn({ msg: 'drain job not added (the reconciler will add it)', err: error }),
+            logger.warn({ err: error }, 'drain job not added (the reconciler will add it)'),
           options.dieAfterEnqueue,
         ),
     },
