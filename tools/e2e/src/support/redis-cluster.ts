@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { findRedisServer, redisAnswers } from '@relaygram/queue';
+import { stopProcess } from '@relaygram/testing';
 
 const run = promisify(execFile);
 
@@ -59,77 +60,21 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
   const taken = new Set<number>();
   const children: ChildProcess[] = [];
   const ports: number[] = [];
-
   const stop = async () => {
-    await Promise.all(
-      children.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) return resolve();
-            const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-            child.once('exit', () => {
-              clearTimeout(timer);
-              resolve();
-            });
-            child.kill('SIGTERM');
-          }),
-      ),
-    );
+    await Promise.all(children.map((child) => stopProcess(child, 5_000)));
     rmSync(dir, { recursive: true, force: true });
   };
-
   try {
     for (let i = 0; i < masters; i++) {
       const port = await clusterPort(taken);
-      const nodeDir = join(dir, String(port));
-      mkdirSync(nodeDir);
-      const child = spawn(
-        binary,
-        [
-          '--bind',
-          '127.0.0.1',
-          '--port',
-          String(port),
-          '--dir',
-          nodeDir,
-          '--cluster-enabled',
-          'yes',
-          '--cluster-config-file',
-          'nodes.conf',
-          '--cluster-node-timeout',
-          '5000',
-          '--appendonly',
-          'no',
-          '--save',
-          '',
-          '--maxmemory-policy',
-          'noeviction',
-        ],
-        { stdio: 'ignore' },
-      );
-      children.push(child);
+      children.push(startNode(binary, dir, port));
       ports.push(port);
     }
     for (const port of ports)
       await waitFor(() => redisAnswers('127.0.0.1', port, 200), `node ${port}`);
-
-    await run(cli, [
-      '--cluster',
-      'create',
-      ...ports.map((port) => `127.0.0.1:${port}`),
-      '--cluster-replicas',
-      '0',
-      '--cluster-yes',
-    ]);
     const nodeCli = async (port: number, ...args: string[]) =>
       (await run(cli, ['-h', '127.0.0.1', '-p', String(port), ...args])).stdout;
-    // Every node must agree the cluster is up before a client maps its slots.
-    for (const port of ports) {
-      await waitFor(
-        async () => (await nodeCli(port, 'cluster', 'info')).includes('cluster_state:ok'),
-        `cluster_state:ok on ${port}`,
-      );
-    }
+    await createCluster(cli, ports, nodeCli);
     return {
       url: `redis+cluster://${ports.map((port) => `127.0.0.1:${port}`).join(',')}`,
       ports,
@@ -139,6 +84,59 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+/** One cluster-enabled node, in a directory of its own under `dir`, with nothing on disk. */
+function startNode(binary: string, dir: string, port: number): ChildProcess {
+  const nodeDir = join(dir, String(port));
+  mkdirSync(nodeDir);
+  return spawn(
+    binary,
+    [
+      '--bind',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--dir',
+      nodeDir,
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      'nodes.conf',
+      '--cluster-node-timeout',
+      '5000',
+      '--appendonly',
+      'no',
+      '--save',
+      '',
+      '--maxmemory-policy',
+      'noeviction',
+    ],
+    { stdio: 'ignore' },
+  );
+}
+
+/** `redis-cli --cluster create` over the nodes, then waits until every node says the cluster is up. */
+async function createCluster(
+  cli: string,
+  ports: number[],
+  nodeCli: (port: number, ...args: string[]) => Promise<string>,
+): Promise<void> {
+  await run(cli, [
+    '--cluster',
+    'create',
+    ...ports.map((port) => `127.0.0.1:${port}`),
+    '--cluster-replicas',
+    '0',
+    '--cluster-yes',
+  ]);
+  // Every node must agree the cluster is up before a client maps its slots.
+  for (const port of ports) {
+    await waitFor(
+      async () => (await nodeCli(port, 'cluster', 'info')).includes('cluster_state:ok'),
+      `cluster_state:ok on ${port}`,
+    );
   }
 }
 
