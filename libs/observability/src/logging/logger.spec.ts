@@ -65,6 +65,20 @@ describe('createLogger', () => {
     });
   });
 
+  it('logs an error with its stack and a Redis command by name only, never its arguments', () => {
+    const { logger, lines } = capture();
+    const error = Object.assign(new Error('ERR script failed'), {
+      command: { name: 'evalsha', args: ['sha', '2', '{"message":{"text":"private"}}'] },
+    });
+    logger.error({ err: error }, 'enqueue failed');
+    expect(lines[0]).toMatchObject({
+      msg: 'enqueue failed',
+      err: { type: 'Error', message: 'ERR script failed', command: { name: 'evalsha' } },
+    });
+    expect((lines[0].err as { stack: string }).stack).toContain('logger.spec');
+    expect(JSON.stringify(lines[0])).not.toContain('private');
+  });
+
   it('prints config secrets nested anywhere as ***', () => {
     const { logger, raw } = capture();
     logger.info(

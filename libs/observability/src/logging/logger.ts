@@ -151,12 +151,29 @@ function requestFields(): Record<string, unknown> {
   return context ? { req_id: context.reqId } : {};
 }
 
+/**
+ * pino's error serializer copies every enumerable field of an error. A Redis error
+ * carries the failed command with its arguments (update payloads, delivery bodies):
+ * the command's name says enough, the arguments stay out of the log.
+ */
+export function serializeError(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const out = pino.stdSerializers.err(error) as ReturnType<typeof pino.stdSerializers.err> & {
+    command?: unknown;
+  };
+  if (out.command && typeof out.command === 'object') {
+    out.command = { name: (out.command as { name?: unknown }).name };
+  }
+  return out;
+}
+
 export function createLogger(options: LoggerOptions): Logger {
   const pretty = options.pretty ?? Boolean(process.stdout.isTTY);
   const base = {
     level: options.level,
     base: { service: options.service },
     redact: { paths: REDACT_PATHS, censor },
+    serializers: { err: serializeError },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label: string) => ({ level: label }) },
     mixin: requestFields,
