@@ -1,21 +1,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { readRouteStats } from '@relaygram/queue';
-import { RecordingReceiver, type Delivery } from '@relaygram/testing';
-import { eventually } from '@relaygram/testing';
+import {
+  RecordingReceiver,
+  type Delivery,
+  eventually,
+  firstArrivals,
+  updateIdOf,
+} from '@relaygram/testing';
 import { DispatcherHarness, messageUpdate } from './support/dispatcher-harness';
 
 const REPO = join(__dirname, '..', '..', '..');
 const MAIN = join(REPO, 'apps', 'dispatcher', 'src', 'main.ts');
 
-const updateIdOf = (d: Delivery) => Number(d.headers['x-telegram-update-id']);
 const ok = (d: Delivery) => d.status >= 200 && d.status <= 299;
-
-function firstArrivals(deliveries: readonly Delivery[]): number[] {
-  const order: number[] = [];
-  for (const d of deliveries) if (!order.includes(updateIdOf(d))) order.push(updateIdOf(d));
-  return order;
-}
 
 interface Child {
   process: ChildProcess;

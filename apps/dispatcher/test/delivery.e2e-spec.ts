@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
 import { verifyRelaygramV1, verifyStandardWebhook } from '@relaygram/signing';
-import { RecordingReceiver } from '@relaygram/testing';
+import { RecordingReceiver, eventually } from '@relaygram/testing';
 import type { RunningApp } from '@relaygram/platform';
 import { Webhook } from 'standardwebhooks';
-import { eventually } from '@relaygram/testing';
 import { DispatcherHarness, messageUpdate } from './support/dispatcher-harness';
 
 const V1_SECRET = randomBytes(24).toString('base64url');

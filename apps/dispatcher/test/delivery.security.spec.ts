@@ -1,5 +1,4 @@
-import { RecordingReceiver, TelegramEmulator, type Delivery } from '@relaygram/testing';
-import { eventually } from '@relaygram/testing';
+import { RecordingReceiver, TelegramEmulator, type Delivery, eventually } from '@relaygram/testing';
 import { DispatcherHarness, messageUpdate, sleep } from './support/dispatcher-harness';
 
 const RESERVED = ['getUpdates', 'setWebhook', 'deleteWebhook', 'logOut', 'close'];

@@ -1,25 +1,15 @@
 import { laneId } from '@relaygram/contracts';
 import { newDeliveryId, readRouteStats, storedLane } from '@relaygram/queue';
-import { RecordingReceiver, type Delivery } from '@relaygram/testing';
-import { eventually } from '@relaygram/testing';
+import {
+  RecordingReceiver,
+  type Delivery,
+  eventually,
+  firstArrivals,
+  updateIdOf,
+} from '@relaygram/testing';
 import { DispatcherHarness, messageUpdate } from './support/dispatcher-harness';
 
-const updateIdOf = (d: Delivery) => Number(d.headers['x-telegram-update-id']);
 const ok = (d: Delivery) => d.status >= 200 && d.status <= 299;
-
-/** Update ids in the order of their first arrival. */
-function firstArrivals(deliveries: readonly Delivery[]): number[] {
-  const seen = new Set<number>();
-  const order: number[] = [];
-  for (const d of deliveries) {
-    const id = updateIdOf(d);
-    if (!seen.has(id)) {
-      seen.add(id);
-      order.push(id);
-    }
-  }
-  return order;
-}
 
 describe('dispatcher: ordering', () => {
   let h: DispatcherHarness;

@@ -2,8 +2,13 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { loadConfigOrThrow } from '@relaygram/config';
 import { DeadReason } from '@relaygram/contracts';
 import { laneResolverFor, readRouteStats, type DeadLetter } from '@relaygram/queue';
-import { RecordingReceiver, type Delivery, type ResponseSpec } from '@relaygram/testing';
-import { eventually } from '@relaygram/testing';
+import {
+  RecordingReceiver,
+  type Delivery,
+  type ResponseSpec,
+  eventually,
+  updateIdOf,
+} from '@relaygram/testing';
 import { DispatcherHarness, messageUpdate, sleep } from './support/dispatcher-harness';
 
 /**
@@ -235,7 +240,3 @@ routes:
     await sleep(0);
   });
 });
-
-function updateIdOf(delivery: Delivery): number {
-  return Number(delivery.headers['x-telegram-update-id']);
-}

@@ -2,11 +2,8 @@ import { ConfigService } from '@relaygram/config';
 import type { Queue } from 'bullmq';
 import { DeadReason, JobName, drainJobId, laneId, type DrainLaneJob } from '@relaygram/contracts';
 import { encodeEntry, newDeliveryId, readRouteStats } from '@relaygram/queue';
-import { RecordingReceiver, type Delivery } from '@relaygram/testing';
-import { eventually } from '@relaygram/testing';
+import { RecordingReceiver, eventually, updateIdOf } from '@relaygram/testing';
 import { DispatcherHarness, messageUpdate, sleep } from './support/dispatcher-harness';
-
-const updateIdOf = (d: Delivery) => Number(d.headers['x-telegram-update-id']);
 
 describe('dispatcher: reconciliation', () => {
   let h: DispatcherHarness;

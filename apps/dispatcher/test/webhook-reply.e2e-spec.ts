@@ -1,10 +1,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { RecordingReceiver, TelegramEmulator, type ResponseSpec } from '@relaygram/testing';
+import {
+  RecordingReceiver,
+  TelegramEmulator,
+  type ResponseSpec,
+  eventually,
+} from '@relaygram/testing';
 import type { RunningApp } from '@relaygram/platform';
 import { Telegraf } from 'telegraf';
 import { request } from 'undici';
-import { eventually } from '@relaygram/testing';
 import { DispatcherHarness, messageUpdate, sleep } from './support/dispatcher-harness';
 
 describe('dispatcher: webhook replies', () => {

@@ -6,31 +6,23 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '@relaygram/queue';
 import { verifyRelaygramV1, verifyStandardWebhook } from '@relaygram/signing';
-import { RecordingReceiver, TelegramEmulator, type Delivery } from '@relaygram/testing';
+import {
+  RecordingReceiver,
+  TelegramEmulator,
+  type Delivery,
+  firstArrivals,
+  updateIdOf,
+} from '@relaygram/testing';
 import { AppProcess, REPO, appMain, eventually, stopAll } from './support/app-process';
 import { startRedisCluster, type RedisCluster } from './support/redis-cluster';
 
 const run = promisify(execFile);
 const PREFIX = '{relaygram}';
 
-const updateIdOf = (d: Delivery) => Number(d.headers['x-telegram-update-id']);
 const chatOf = (d: Delivery) =>
   Number(
     ((d.json as { message?: { chat: { id: number } } }).message?.chat.id ?? Number.NaN) as number,
   );
-
-function firstArrivals(deliveries: readonly Delivery[]): number[] {
-  const seen = new Set<number>();
-  const order: number[] = [];
-  for (const d of deliveries) {
-    const id = updateIdOf(d);
-    if (!seen.has(id)) {
-      seen.add(id);
-      order.push(id);
-    }
-  }
-  return order;
-}
 
 /**
  * The split deployment (ingress, dispatcher, gateway and the CLI, each its own process)
