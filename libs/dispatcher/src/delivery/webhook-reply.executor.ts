@@ -3,12 +3,7 @@ import { ConfigService, RESERVED_METHODS, type RelaygramConfig } from '@relaygra
 import { errorMessage } from '@relaygram/contracts';
 import { RelaygramMetrics } from '@relaygram/observability';
 import { OutboundPacer, type PaceResult } from '@relaygram/pacing';
-import {
-  TelegramClients,
-  TelegramError,
-  isBotApiMethodName,
-  type TelegramCallEvent,
-} from '@relaygram/telegram';
+import { TelegramClients, TelegramError, isBotApiMethodName } from '@relaygram/telegram';
 import type { Logger } from 'pino';
 import { DISPATCHER_LOGGER } from '../dispatcher-options';
 
@@ -30,9 +25,6 @@ export interface ReplySource {
 export const WEBHOOK_REPLY_TIMEOUT_MS = 10_000;
 
 const RESERVED = new Set(RESERVED_METHODS.map((method) => method.toLowerCase()));
-/** Method names come from targets: past this many distinct ones, new names share a label. */
-const MAX_METHOD_LABELS = 200;
-const NOT_FOUND = 404;
 
 /**
  * Telegram's webhook reply, done for the target (SPEC section 5): a 2xx JSON answer
@@ -55,7 +47,6 @@ export class WebhookReplyExecutor {
   #config: RelaygramConfig;
   readonly #pacer: OutboundPacer;
   readonly #ownsPacer: boolean;
-  readonly #methodLabels = new Set<string>();
 
   constructor(
     @Inject(ConfigService) { config }: Pick<ConfigService, 'config'>,
@@ -176,7 +167,7 @@ export class WebhookReplyExecutor {
       return new TelegramClients(config, {
         timeoutMs: WEBHOOK_REPLY_TIMEOUT_MS,
         connections: 4,
-        onCall: (event) => this.#onCall(event),
+        onCall: (event) => this.metrics.recordTelegramCall(event),
       });
     } catch (error) {
       // Deliveries do not need Telegram; only replies fail (and are counted) until a
@@ -187,25 +178,6 @@ export class WebhookReplyExecutor {
       );
       return undefined;
     }
-  }
-
-  #onCall(event: TelegramCallEvent): void {
-    const labels = {
-      bot: event.botId ?? 'unknown',
-      method: this.#methodLabel(event),
-      code: String(event.ok ? 200 : (event.errorCode ?? 0)),
-    };
-    this.metrics.telegramCalls.inc(labels);
-    if (!event.ok) this.metrics.telegramErrors.inc(labels);
-  }
-
-  /** A method Telegram does not know (404) is `unknown`, so targets cannot grow the label set. */
-  #methodLabel(event: TelegramCallEvent): string {
-    if (event.errorCode === NOT_FOUND) return 'unknown';
-    if (this.#methodLabels.has(event.method)) return event.method;
-    if (this.#methodLabels.size >= MAX_METHOD_LABELS) return 'other';
-    this.#methodLabels.add(event.method);
-    return event.method;
   }
 
   #count(route: string, outcome: WebhookReplyOutcome): void {
