@@ -1,4 +1,4 @@
-import { sleep } from '../harness/app-process';
+import { DispatcherKills } from '../harness/dispatcher-kills';
 import type { Scenario } from './scenario';
 
 /**
@@ -13,32 +13,13 @@ export const dispatcherKill: Scenario = {
   async body({ cluster, quick }, traffic) {
     const count = quick ? 2_000 : 20_000;
     const perSecond = quick ? 150 : 250;
-    let loading = true;
-    let kills = 0;
-    let lastKill: number | undefined;
-    const chaos = (async () => {
-      while (loading) {
-        await sleep(1_000 + Math.random() * 2_000);
-        if (!loading) break;
-        // One killed while starting is started again here (its start failed).
-        for (const d of cluster.dispatchers) if (!d.running) void d.start().catch(() => undefined);
-        const live = cluster.dispatchers.filter((d) => d.running);
-        const victim = live[Math.floor(Math.random() * live.length)];
-        if (!victim) continue;
-        await victim.kill9();
-        kills++;
-        lastKill = Date.now();
-        // Started again at once; it takes a second or two to be live, and may be the next victim.
-        void victim.start().catch(() => undefined);
-      }
-    })();
+    const kills = new DispatcherKills(cluster, () => 1_000 + Math.random() * 2_000);
     await traffic.load(count, perSecond);
-    loading = false;
-    await chaos;
+    await kills.stop();
     return {
       drainDeadlineMs: quick ? 180_000 : 420_000,
-      lastFaultAt: lastKill,
-      notes: [`${kills} dispatchers killed with SIGKILL during the load`],
+      lastFaultAt: kills.lastKill,
+      notes: [`${kills.kills} dispatchers killed with SIGKILL during the load`],
     };
   },
 };

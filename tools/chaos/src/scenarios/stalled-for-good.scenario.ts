@@ -1,5 +1,5 @@
-import { sleep } from '../harness/app-process';
 import { DISPATCHER_SLOTS } from '../harness/chaos-cluster';
+import { DispatcherKills } from '../harness/dispatcher-kills';
 import { LogMarks } from '../harness/log-marks';
 import type { Scenario } from './scenario';
 
@@ -24,33 +24,18 @@ export const stalledForGood: Scenario = {
   async body({ cluster, quick }, traffic) {
     const marks = new LogMarks(cluster.dispatchers);
     const failedBefore = await cluster.drainJobs.failed(cluster.routeNames);
-    let loading = true;
-    let kills = 0;
-    let lastKill: number | undefined;
-    const chaos = (async () => {
-      while (loading) {
-        await sleep((quick ? 3_000 : 4_000) + Math.random() * 2_000);
-        if (!loading) break;
-        // One whose start failed (killed while starting) is started again here.
-        for (const d of cluster.dispatchers) if (!d.running) void d.start().catch(() => undefined);
-        const live = cluster.dispatchers.filter((d) => d.running);
-        const victim = live[Math.floor(Math.random() * live.length)];
-        if (!victim) continue;
-        await victim.kill9();
-        kills++;
-        lastKill = Date.now();
-        void victim.start().catch(() => undefined);
-      }
-    })();
+    const kills = new DispatcherKills(
+      cluster,
+      () => (quick ? 3_000 : 4_000) + Math.random() * 2_000,
+    );
     await traffic.load(quick ? 1_200 : 12_000, quick ? 100 : 150);
-    loading = false;
-    await chaos;
+    await kills.stop();
     let failed = 0;
     return {
       drainDeadlineMs: quick ? 150_000 : 240_000,
-      lastFaultAt: lastKill,
+      lastFaultAt: kills.lastKill,
       notes: [
-        `${kills} dispatchers killed with SIGKILL (max_stalled_count=0, ${LOCK_MS / 1000} s drain lock)`,
+        `${kills.kills} dispatchers killed with SIGKILL (max_stalled_count=0, ${LOCK_MS / 1000} s drain lock)`,
         () =>
           `${failed} drain jobs failed for good in BullMQ (their failed sets), ` +
           `${marks.count('drain job failed')} "drain job failed" lines; the reconciler ` +
