@@ -1,9 +1,5 @@
-import {
-  SignatureVerificationError,
-  verifyRelaygramV1,
-  verifyStandardWebhook,
-  type SigningScheme,
-} from '@relaygram/signing';
+import { errorMessage } from '@relaygram/contracts';
+import { verifyRelaygramV1, verifyStandardWebhook, type SigningScheme } from '@relaygram/signing';
 import type { Delivery } from '@relaygram/testing';
 
 const KEY_HEADERS = [
@@ -37,7 +33,7 @@ export function checkDelivery(
     }
     verified = true;
   } catch (error) {
-    const reason = error instanceof SignatureVerificationError ? error.message : String(error);
+    const reason = errorMessage(error);
     verdict = `${scheme} signature NOT verified: ${reason}`;
   }
   const headers = KEY_HEADERS.filter((name) => delivery.headers[name] !== undefined)

@@ -2,6 +2,7 @@ import type { SigningScheme } from '@relaygram/signing';
 import { createVerifier, type DeliveryVerifier } from '@relaygram/signing';
 import type { Update } from '@relaygram/routing';
 import { RecordingReceiver, type Delivery, type ResponseSpec } from '@relaygram/testing';
+import { errorMessage } from '@relaygram/contracts';
 
 /** One request a receiver got, reduced to what the audit needs. */
 export interface Arrival {
@@ -130,7 +131,7 @@ export class AuditedReceiver {
     try {
       spec = this.behaviour(arrival, update);
     } catch (error) {
-      spec = { status: 500, body: `behaviour failed: ${String(error)}` };
+      spec = { status: 500, body: `behaviour failed: ${errorMessage(error)}` };
     }
     arrival.status = 'status' in spec ? spec.status : 0;
     this.arrivals.push(arrival);
@@ -160,7 +161,7 @@ export class AuditedReceiver {
       try {
         this.verify(delivery.body, headers);
       } catch (error) {
-        problem(`update ${arrival.updateId}: signature does not verify: ${String(error)}`);
+        problem(`update ${arrival.updateId}: signature does not verify: ${errorMessage(error)}`);
       }
     }
     for (const secret of this.security.secrets) {

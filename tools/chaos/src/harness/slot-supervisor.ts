@@ -1,4 +1,5 @@
 import { sleep, type AppSlot } from './app-process';
+import { errorMessage } from '@relaygram/contracts';
 
 /**
  * Keeps its slots running, as a process manager or Kubernetes would: a process that is
@@ -63,7 +64,7 @@ export class SlotSupervisor {
     await sleep(this.delayMs());
     if (slot.running || slot.startPending) return;
     await slot.start().catch((error: unknown) => {
-      this.log(`${slot.name}: restart failed: ${String(error).split('\n')[0]}`);
+      this.log(`${slot.name}: restart failed: ${errorMessage(error).split('\n')[0]}`);
     });
   }
 }

@@ -4,6 +4,7 @@ import { WAVE_CHATS, chatOf } from '../harness/traffic';
 import { LogMarks } from '../harness/log-marks';
 import { SlotSupervisor } from '../harness/slot-supervisor';
 import type { Scenario } from './scenario';
+import { errorMessage } from '@relaygram/contracts';
 
 /** Per claim of another lane's head: a wave makes a few hundred claims. */
 const DIE_AFTER_CLAIM = 0.02;
@@ -75,7 +76,7 @@ export const dispatcherKillInClaim: Scenario = {
         if (slot.startPending) await slot.start().catch(() => undefined);
         if (!slot.running || slot.runningFaults === undefined) return;
         await slot.restart().catch((error: unknown) => {
-          log(`${slot.name}: restart failed: ${String(error).split('\n')[0]}`);
+          log(`${slot.name}: restart failed: ${errorMessage(error).split('\n')[0]}`);
         });
       }),
     );

@@ -1,6 +1,7 @@
 import { HOOK_BOT } from '../harness/chaos-cluster';
 import { sleep } from '../harness/app-process';
 import type { Scenario } from './scenario';
+import { errorMessage } from '@relaygram/contracts';
 
 /**
  * kill -9 a webhook ingress under load, every 3-5 s, and start it again 1-2 s later.
@@ -27,7 +28,9 @@ export const webhookIngressKill: Scenario = {
         await sleep(1_000 + Math.random() * 1_000);
         await victim
           .start()
-          .catch((error: unknown) => log(`restart of ${victim.name} failed: ${String(error)}`));
+          .catch((error: unknown) =>
+            log(`restart of ${victim.name} failed: ${errorMessage(error)}`),
+          );
       }
     })();
     await traffic.load(quick ? 2_000 : 8_000, quick ? 150 : 200, { onlyBot: HOOK_BOT });
