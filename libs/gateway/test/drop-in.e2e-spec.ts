@@ -1,7 +1,8 @@
+import { pngHead } from '@relaygram/testing';
 import { FormData, request } from 'undici';
 import { get, post, type JsonAnswer } from './http-client';
 import { startGatewayHarness, type GatewayHarness } from './gateway-harness';
-import { pngHead, streamedMultipart } from './multipart-body';
+import { streamedMultipart } from './multipart-body';
 
 const UNAUTHORIZED = { ok: false, error_code: 401, description: 'Unauthorized' };
 const RESERVED = { ok: false, error_code: 403, description: 'Forbidden: reserved by the gateway' };

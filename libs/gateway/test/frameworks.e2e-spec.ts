@@ -1,6 +1,6 @@
+import { pngHead } from '@relaygram/testing';
 import { Bot, GrammyError, InputFile } from 'grammy';
 import { Telegraf, TelegramError } from 'telegraf';
-import { pngHead } from './multipart-body';
 import { startGatewayHarness, type GatewayHarness } from './gateway-harness';
 
 function png(): Buffer {

@@ -1,10 +1,10 @@
 import type { RunningApp } from '@relaygram/platform';
 import { createRedis } from '@relaygram/queue';
-import { keysMatching, redisUrl } from '@relaygram/testing';
+import { keysMatching, redisUrl, pngHead } from '@relaygram/testing';
 import { startGatewayHarness, type GatewayHarness } from './gateway-harness';
 import { post, type JsonAnswer } from './http-client';
 import { request } from 'undici';
-import { pngHead, streamedMultipart } from './multipart-body';
+import { streamedMultipart } from './multipart-body';
 
 /** Idempotency-Key on the REST API, with Stripe's semantics, across two gateway replicas. */
 describe('Idempotency-Key on REST', () => {

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { request } from 'undici';
-import type { RecordedCall } from '@relaygram/testing';
+import { pngHead, type RecordedCall } from '@relaygram/testing';
 import { CountingProxy } from './counting-proxy';
 import { startGatewayHarness, type GatewayHarness } from './gateway-harness';
-import { pngHead, streamedMultipart, type GeneratedFile } from './multipart-body';
+import { streamedMultipart, type GeneratedFile } from './multipart-body';
 
 const MB = 1024 * 1024;
 

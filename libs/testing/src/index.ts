@@ -61,3 +61,4 @@ export {
 export { eventually, type EventuallyOptions } from './eventually';
 export { deleteKeys, keysMatching, redisUrl } from './redis/test-redis';
 export { thrownBy } from './thrown-by';
+export { pngHead } from './png-head';

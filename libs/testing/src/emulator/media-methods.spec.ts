@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { request } from 'undici';
+import { pngHead } from '../png-head';
 import { callApi, resultOf } from '../test/bot-api-client';
 import { emulatorPerSpec } from '../test/emulator-per-spec';
 import type { BotIdentity, PhotoSize, TelegramDocument, TelegramMessage } from './emulator.types';
@@ -16,17 +17,9 @@ interface TelegramFile {
   file_path?: string;
 }
 
-/** The first 24 bytes of a PNG are enough for its size; the rest can be anything. */
-function png(width: number, height: number, extra = 100): Buffer {
-  const header = Buffer.alloc(24);
-  header.writeUInt32BE(0x89504e47, 0);
-  header.writeUInt32BE(0x0d0a1a0a, 4);
-  header.writeUInt32BE(13, 8);
-  header.write('IHDR', 12, 'latin1');
-  header.writeUInt32BE(width, 16);
-  header.writeUInt32BE(height, 20);
-  return Buffer.concat([header, randomBytes(extra)]);
-}
+/** The head is enough for the PNG's size; the rest can be anything. */
+const png = (width: number, height: number, extra = 100): Buffer =>
+  Buffer.concat([pngHead(width, height), randomBytes(extra)]);
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
