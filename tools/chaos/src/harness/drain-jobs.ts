@@ -38,12 +38,17 @@ export class DrainJobs {
     return `${this.keys.bullPrefix}:${deliveryQueueName(route)}:${id}`;
   }
 
+  /** A route's drain-job entries of one kind (`l` holding a lane, `a` armed), by job id. */
+  private async entries(route: string, kind: 'l' | 'a'): Promise<[string, string][]> {
+    const entries = await this.redis.hgetall(this.keys.drainJobs(route));
+    return Object.entries(entries).filter(([, entry]) => entry.startsWith(kind));
+  }
+
   /** Every drain job holding a lane, with the dispatcher that runs it and its lock token. */
   async holders(routes: Iterable<string>): Promise<LaneHolder[]> {
     const found: LaneHolder[] = [];
     for (const route of routes) {
-      const entries = await this.redis.hgetall(this.keys.drainJobs(route));
-      const held = Object.entries(entries).filter(([, entry]) => entry.startsWith('l'));
+      const held = await this.entries(route, 'l');
       if (!held.length) continue;
       const pipeline = this.redis.pipeline();
       for (const [id] of held) {
@@ -114,8 +119,7 @@ export class DrainJobs {
   async phantomArmed(routes: Iterable<string>): Promise<string[]> {
     const phantoms: string[] = [];
     for (const route of routes) {
-      const entries = await this.redis.hgetall(this.keys.drainJobs(route));
-      const armed = Object.entries(entries).filter(([, entry]) => entry.startsWith('a'));
+      const armed = await this.entries(route, 'a');
       if (!armed.length) continue;
       const exists =
         (await this.redis
