@@ -1,4 +1,5 @@
+import { Feature } from '@relaygram/contracts';
 import { runApp } from '@relaygram/platform';
 import { DispatcherAppModule } from './app.module';
 
-runApp({ service: 'dispatcher', module: (boot) => DispatcherAppModule.forRoot(boot) });
+runApp({ service: Feature.Dispatcher, module: (boot) => DispatcherAppModule.forRoot(boot) });

@@ -1,4 +1,5 @@
+import { Feature } from '@relaygram/contracts';
 import { runApp } from '@relaygram/platform';
 import { GatewayAppModule } from './app.module';
 
-runApp({ service: 'gateway', module: (boot) => GatewayAppModule.forRoot(boot) });
+runApp({ service: Feature.Gateway, module: (boot) => GatewayAppModule.forRoot(boot) });

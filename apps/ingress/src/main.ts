@@ -1,4 +1,5 @@
+import { Feature } from '@relaygram/contracts';
 import { runApp } from '@relaygram/platform';
 import { IngressAppModule } from './app.module';
 
-runApp({ service: 'ingress', module: (boot) => IngressAppModule.forRoot(boot) });
+runApp({ service: Feature.Ingress, module: (boot) => IngressAppModule.forRoot(boot) });

@@ -1,3 +1,4 @@
+import { Feature } from '@relaygram/contracts';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { RELAYGRAM_LOGGER } from '@relaygram/observability';
@@ -40,7 +41,7 @@ export class GatewayRoutesRegistrar implements OnModuleInit {
       pacing: this.pacing,
       idempotency: this.idempotency,
       pull: this.pull,
-      logger: this.logger.child({ component: 'gateway' }),
+      logger: this.logger.child({ component: Feature.Gateway }),
     };
     void fastify.register(restApiRoutes(deps), { prefix: REST_PREFIX });
     void fastify.register(dropInRoutes(deps));

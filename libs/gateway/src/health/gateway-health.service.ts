@@ -1,7 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { ConfigService, type BotConfig } from '@relaygram/config';
 import { HealthRegistry, type BotHealth } from '@relaygram/observability';
-import { errorMessage } from '@relaygram/contracts';
+import { errorMessage, Feature } from '@relaygram/contracts';
 import { TelegramError, type TelegramClient } from '@relaygram/telegram';
 import { GatewayTelegramService } from '../telegram/gateway-telegram.service';
 
@@ -27,11 +27,11 @@ export class GatewayHealthService implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.registry.addBotHealthSource('gateway', () => this.bots());
-    this.registry.addSummarySource('gateway', () => ({
+    this.registry.addBotHealthSource(Feature.Gateway, () => this.bots());
+    this.registry.addSummarySource(Feature.Gateway, () => ({
       clients: this.telegram.directory.clientCount,
     }));
-    this.registry.addReadinessCheck('gateway', () => ({
+    this.registry.addReadinessCheck(Feature.Gateway, () => ({
       ready: true,
       detail: {
         clients: this.telegram.directory.clientCount,

@@ -1,3 +1,4 @@
+import { Feature } from '@relaygram/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import { ConfigService, pullRoutesOf, type BotConfig } from '@relaygram/config';
 import {
@@ -70,7 +71,7 @@ export class BotStatusReader {
     };
     const [own, shared, stats, pulls] = await Promise.all([
       this.registry.bots(),
-      options.redis && !this.registry.hasBotHealthSource('ingress')
+      options.redis && !this.registry.hasBotHealthSource(Feature.Ingress)
         ? withTimeout(
             readSharedBotStates(
               this.ctx,

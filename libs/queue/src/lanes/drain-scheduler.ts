@@ -1,5 +1,11 @@
 import { Queue } from 'bullmq';
-import { DRAIN_JOB_OPTIONS, JobName, deliveryQueueName, type DrainJob } from '@relaygram/contracts';
+import {
+  DRAIN_JOB_OPTIONS,
+  JobName,
+  deliveryQueueName,
+  type DrainJob,
+  type JobOf,
+} from '@relaygram/contracts';
 import type { QueueContext } from '../queue-context';
 import type { DrainJobsToAdd } from './drain-script-io';
 
@@ -33,7 +39,7 @@ export class DrainScheduler {
   /** Adds the armed jobs at once and the wake jobs delayed until their time. */
   async add({ arms, wakes }: DrainJobsToAdd, now = Date.now()): Promise<void> {
     if (!arms.length && !wakes.length) return;
-    const byRoute = new Map<string, { name: JobName; data: DrainJob; opts: object }[]>();
+    const byRoute = new Map<string, (JobOf<JobName.Drain> & { opts: object })[]>();
     const push = (route: string, jobId: string, delay: number) => {
       const list = byRoute.get(route) ?? [];
       list.push({
