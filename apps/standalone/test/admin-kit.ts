@@ -35,6 +35,24 @@ export async function dropPrefix(prefix: string, url = process.env.REDIS_URL): P
   }
 }
 
+/** What a standalone test started; whichever part failed to start is left out. */
+export interface StandaloneParts {
+  app?: { close(): Promise<void> };
+  receiver?: { stop(): Promise<void> };
+  emulator?: { stop(): Promise<void> };
+  prefix?: string;
+  config?: { cleanup(): void };
+}
+
+/** Stops the app before what it talks to, then deletes its keys and its config. */
+export async function stopStandalone(parts: StandaloneParts): Promise<void> {
+  await parts.app?.close();
+  await parts.receiver?.stop();
+  await parts.emulator?.stop();
+  if (parts.prefix !== undefined) await dropPrefix(parts.prefix);
+  parts.config?.cleanup();
+}
+
 export async function getJson(
   url: string,
   headers: Record<string, string> = {},

@@ -11,7 +11,7 @@ import {
 } from '@relaygram/testing';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { request } from 'undici';
-import { bootStandalone, dropPrefix, getJson, uniquePrefix, writeConfig } from './admin-kit';
+import { bootStandalone, getJson, uniquePrefix, writeConfig, stopStandalone } from './admin-kit';
 
 const SCREENSHOTS = join(__dirname, 'screenshots');
 const ADMIN_TOKEN = 'page-test-admin-token-0123456789';
@@ -107,11 +107,7 @@ describeWithChromium('admin page in a browser (standalone)', (chromiumPath) => {
 
   afterAll(async () => {
     await browser?.close();
-    await app?.close();
-    await receiver?.stop();
-    await emulator?.stop();
-    await dropPrefix(prefix);
-    config?.cleanup();
+    await stopStandalone({ app, receiver, emulator, prefix, config });
   });
 
   it('refuses a wrong token and says so', async () => {

@@ -19,12 +19,12 @@ import {
 import { request } from 'undici';
 import {
   bootStandalone,
-  dropPrefix,
   getJson,
   metricValue,
   parseMetrics,
   uniquePrefix,
   writeConfig,
+  stopStandalone,
 } from './admin-kit';
 
 const SUPPORT_TOKEN = 'support-bot-client-token-0123456789';
@@ -57,12 +57,7 @@ describe('relaygram status (against a standalone app)', () => {
     );
   });
 
-  afterAll(async () => {
-    await app?.close();
-    await emulator?.stop();
-    await dropPrefix(prefix);
-    config?.cleanup();
-  });
+  afterAll(() => stopStandalone({ app, emulator, prefix, config }));
 
   it('prints the bots as a table and exits 0 when all is well', async () => {
     const run = await runRelaygramCli(['status', '--url', app.url]);

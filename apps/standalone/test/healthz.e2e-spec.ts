@@ -12,10 +12,10 @@ import { request } from 'undici';
 import {
   bootStandalone,
   captureLogs,
-  dropPrefix,
   getJson,
   uniquePrefix,
   type CapturedLogs,
+  stopStandalone,
 } from './admin-kit';
 
 type Bot = Record<string, unknown>;
@@ -71,12 +71,7 @@ describe('/healthz (standalone)', () => {
     );
   });
 
-  afterAll(async () => {
-    await app?.close();
-    await emulator?.stop();
-    await dropPrefix(prefix);
-    config?.cleanup();
-  });
+  afterAll(() => stopStandalone({ app, emulator, prefix, config }));
 
   const healthz = (base = app.url) => getJson(`${base}/healthz`);
 

@@ -12,10 +12,10 @@ import { request } from 'undici';
 import {
   bootStandalone,
   captureLogs,
-  dropPrefix,
   getJson,
   uniquePrefix,
   type CapturedLogs,
+  stopStandalone,
 } from './admin-kit';
 
 const ADMIN_TOKEN = 'AdminTokenRedactionTest0123456789abcdef';
@@ -169,13 +169,7 @@ describe('no secret in logs or metrics (standalone)', () => {
     metricsText = await res.body.text();
   });
 
-  afterAll(async () => {
-    await app?.close();
-    await receiver?.stop();
-    await emulator?.stop();
-    await dropPrefix(prefix);
-    config?.cleanup();
-  });
+  afterAll(() => stopStandalone({ app, receiver, emulator, prefix, config }));
 
   it('captured the traffic (the checks below look at real lines)', () => {
     const numericId = sol.token.split(':')[0];

@@ -11,12 +11,12 @@ import {
 import { request } from 'undici';
 import {
   bootStandalone,
-  dropPrefix,
   getJson,
   metricValue,
   parseMetrics,
   uniquePrefix,
   type Sample,
+  stopStandalone,
 } from './admin-kit';
 
 const ADMIN_TOKEN = 'metrics-test-admin-token-0123456789';
@@ -96,13 +96,7 @@ describe('/metrics after a scripted run (standalone)', () => {
     });
   });
 
-  afterAll(async () => {
-    await app?.close();
-    await receiver?.stop();
-    await emulator?.stop();
-    await dropPrefix(prefix);
-    config?.cleanup();
-  });
+  afterAll(() => stopStandalone({ app, receiver, emulator, prefix, config }));
 
   it('counts updates, deliveries, dead letters, queues and Telegram calls as they happened', async () => {
     // Polling: three messages; the third is also an /admin command (fan-out to two routes).

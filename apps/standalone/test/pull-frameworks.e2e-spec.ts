@@ -18,10 +18,10 @@ import { Telegraf } from 'telegraf';
 import { request } from 'undici';
 import {
   bootStandalone,
-  dropPrefix,
   uniquePrefix,
   type CapturedLogs,
   captureLogs,
+  stopStandalone,
 } from './admin-kit';
 
 const SHOP_SECRET = 'pull_frameworks_webhook_secret';
@@ -177,13 +177,7 @@ describe('pull routes: grammY, Telegraf and node-telegram-bot-api unchanged (sta
     );
   });
 
-  afterAll(async () => {
-    await app?.close();
-    await receiver?.stop();
-    await emulator?.stop();
-    await dropPrefix(prefix);
-    config?.cleanup();
-  });
+  afterAll(() => stopStandalone({ app, receiver, emulator, prefix, config }));
 
   function update(updateId: number, kind: Kind): Record<string, unknown> {
     const chatId = CHATS[updateId % CHATS.length] as number;
