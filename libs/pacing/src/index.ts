@@ -1,4 +1,5 @@
 export { PacingModule } from './pacing.module';
+export { countPace } from './pace-metrics';
 export {
   OutboundPacer,
   type BotPauses,

@@ -12,7 +12,8 @@ import { planCall, type CallPlan } from './budget/call-plan';
 import { LocalBudget } from './budget/local-budget';
 import type { PauseScope } from './budget/pause-scope';
 import { RedisBudget, type SharedDecision } from './redis/redis-budget';
-import { sleep, withTimeout } from './time';
+import { withTimeout } from '@relaygram/observability';
+import { sleep } from './time';
 
 /** `shared`: budgets in Redis, for every replica; `degraded`: Redis away, this process alone. */
 export type PacingMode = 'shared' | 'degraded';

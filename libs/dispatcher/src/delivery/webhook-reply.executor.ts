@@ -2,7 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { ConfigService, RESERVED_METHODS, type RelaygramConfig } from '@relaygram/config';
 import { errorMessage } from '@relaygram/contracts';
 import { RelaygramMetrics } from '@relaygram/observability';
-import { OutboundPacer, type PaceResult } from '@relaygram/pacing';
+import { OutboundPacer, countPace, type PaceResult } from '@relaygram/pacing';
 import { TelegramClients, TelegramError, isBotApiMethodName } from '@relaygram/telegram';
 import type { Logger } from 'pino';
 import { DISPATCHER_LOGGER } from '../dispatcher-options';
@@ -151,14 +151,7 @@ export class WebhookReplyExecutor {
     params: Record<string, unknown>,
   ): Promise<PaceResult> {
     const result = await this.#pacer.acquire(bot, method, params);
-    if (result.kind === 'go') {
-      this.metrics.outboundWait.observe(
-        { bot: bot.id, budget: result.budget },
-        result.waitedMs / 1000,
-      );
-    } else if (result.kind === 'refused') {
-      this.metrics.outboundPaced.inc({ bot: bot.id, budget: result.budget });
-    }
+    countPace(this.metrics, bot.id, result);
     return result;
   }
 

@@ -1,7 +1,7 @@
 import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { ConfigService, type BotConfig } from '@relaygram/config';
 import { HealthRegistry, RelaygramMetrics, type BotHealth } from '@relaygram/observability';
-import { OutboundPacer, type CallPlan, type PaceResult } from '@relaygram/pacing';
+import { OutboundPacer, countPace, type CallPlan, type PaceResult } from '@relaygram/pacing';
 import { TelegramError } from '@relaygram/telegram';
 
 /** Telegram's own words for a 429, which frameworks parse. */
@@ -52,14 +52,7 @@ export class GatewayPacing implements OnModuleInit, OnModuleDestroy {
     signal?: AbortSignal | (() => AbortSignal),
   ): Promise<PaceResult> {
     const result = await this.pacer.acquire(bot, method, params, signal);
-    if (result.kind === 'go') {
-      this.metrics.outboundWait.observe(
-        { bot: bot.id, budget: result.budget },
-        result.waitedMs / 1000,
-      );
-    } else if (result.kind === 'refused') {
-      this.metrics.outboundPaced.inc({ bot: bot.id, budget: result.budget });
-    }
+    countPace(this.metrics, bot.id, result);
     return result;
   }
 
