@@ -2,13 +2,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { readRouteStats } from '@relaygram/queue';
 import {
-  RecordingReceiver,
+  type RecordingReceiver,
   type Delivery,
   eventually,
   firstArrivals,
   updateIdOf,
 } from '@relaygram/testing';
-import { DispatcherHarness, messageUpdate } from './support/dispatcher-harness';
+import { DispatcherHarness, harnessEachTest, messageUpdate } from './support/dispatcher-harness';
 
 const REPO = join(__dirname, '..', '..', '..');
 const MAIN = join(REPO, 'apps', 'dispatcher', 'src', 'main.ts');
@@ -52,16 +52,16 @@ describe('dispatcher: crashes and shutdown', () => {
   let receiver: RecordingReceiver;
   const children: Child[] = [];
 
-  beforeEach(async () => {
-    h = await DispatcherHarness.create('crash');
-    receiver = await RecordingReceiver.start();
-  });
-
-  afterEach(async () => {
-    for (const child of children.splice(0)) await stopChild(child);
-    await h.cleanup();
-    await receiver.stop();
-  });
+  harnessEachTest(
+    'crash',
+    (harness, rx) => {
+      h = harness;
+      receiver = rx;
+    },
+    async () => {
+      for (const child of children.splice(0)) await stopChild(child);
+    },
+  );
 
   it('kill -9 mid-delivery: after a restart every update arrives, first arrivals in order', async () => {
     h.writeConfig(`

@@ -1,13 +1,13 @@
 import { laneId } from '@relaygram/contracts';
 import { newDeliveryId, readRouteStats, storedLane } from '@relaygram/queue';
 import {
-  RecordingReceiver,
+  type RecordingReceiver,
   type Delivery,
   eventually,
   firstArrivals,
   updateIdOf,
 } from '@relaygram/testing';
-import { DispatcherHarness, messageUpdate } from './support/dispatcher-harness';
+import { DispatcherHarness, harnessEachTest, messageUpdate } from './support/dispatcher-harness';
 
 const ok = (d: Delivery) => d.status >= 200 && d.status <= 299;
 
@@ -15,14 +15,9 @@ describe('dispatcher: ordering', () => {
   let h: DispatcherHarness;
   let receiver: RecordingReceiver;
 
-  beforeEach(async () => {
-    h = await DispatcherHarness.create('ordering');
-    receiver = await RecordingReceiver.start();
-  });
-
-  afterEach(async () => {
-    await h.cleanup();
-    await receiver.stop();
+  harnessEachTest('ordering', (harness, rx) => {
+    h = harness;
+    receiver = rx;
   });
 
   it('strict: a retried update holds its lane, in acceptance order; another route on the bot does not wait', async () => {

@@ -2,23 +2,28 @@ import { ConfigService } from '@relaygram/config';
 import type { Queue } from 'bullmq';
 import { DeadReason, JobName, drainJobId, laneId, type DrainLaneJob } from '@relaygram/contracts';
 import { encodeEntry, newDeliveryId, readRouteStats } from '@relaygram/queue';
-import { RecordingReceiver, eventually, updateIdOf } from '@relaygram/testing';
-import { DispatcherHarness, messageUpdate, sleep } from './support/dispatcher-harness';
+import { type RecordingReceiver, eventually, updateIdOf } from '@relaygram/testing';
+import {
+  DispatcherHarness,
+  harnessEachTest,
+  messageUpdate,
+  sleep,
+} from './support/dispatcher-harness';
 
 describe('dispatcher: reconciliation', () => {
   let h: DispatcherHarness;
   let receiver: RecordingReceiver;
 
-  beforeEach(async () => {
-    h = await DispatcherHarness.create('reconcile');
-    receiver = await RecordingReceiver.start();
-  });
-
-  afterEach(async () => {
-    for (const name of Object.keys(h.env)) delete process.env[name];
-    await h.cleanup();
-    await receiver.stop();
-  });
+  harnessEachTest(
+    'reconcile',
+    (harness, rx) => {
+      h = harness;
+      receiver = rx;
+    },
+    (harness) => {
+      for (const name of Object.keys(harness.env)) delete process.env[name];
+    },
+  );
 
   it('restarts a lane whose drain job was deleted by hand, and everything arrives', async () => {
     h.writeConfig(`

@@ -9,7 +9,13 @@ import { CoreModule, startApp, type RunningApp } from '@relaygram/platform';
 import { newDeliveryId } from '@relaygram/queue';
 import { createQueueFixture, type QueueFixture } from '@relaygram/queue/testing';
 import { laneKeyFor, selectRoutes, type Update } from '@relaygram/routing';
-import { generateToken, parsedLogs, redisUrl, type LogLine } from '@relaygram/testing';
+import {
+  generateToken,
+  parsedLogs,
+  RecordingReceiver,
+  redisUrl,
+  type LogLine,
+} from '@relaygram/testing';
 
 @Module({})
 class DispatcherTestRoot {}
@@ -170,6 +176,29 @@ export class DispatcherHarness {
     await this.fixture.cleanup();
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A harness (`name`) and a receiver for each test of a file, cleaned up after it: `use`
+ * hands them to the spec, `beforeCleanup` stops what the test started on top of them.
+ */
+export function harnessEachTest(
+  name: string,
+  use: (harness: DispatcherHarness, receiver: RecordingReceiver) => void,
+  beforeCleanup: (harness: DispatcherHarness) => unknown = () => undefined,
+): void {
+  let harness: DispatcherHarness;
+  let receiver: RecordingReceiver;
+  beforeEach(async () => {
+    harness = await DispatcherHarness.create(name);
+    receiver = await RecordingReceiver.start();
+    use(harness, receiver);
+  });
+  afterEach(async () => {
+    await beforeCleanup(harness);
+    await harness.cleanup();
+    await receiver.stop();
+  });
 }
 
 function tokenEnv(bot: string): string {
