@@ -1,78 +1,26 @@
 // The Relaygram admin page: plain DOM code, no build step, no dependencies. Every value
 // from the API is inserted as text (dead letters hold whatever Telegram users sent).
+// admin-kit.js (the shared helpers) and admin-bots.js (the bot cards) load before it.
 (function () {
   'use strict';
 
-  var TOKEN_KEY = 'relaygram-admin-token';
-  var API = '/admin/api';
+  var kit = window.RelaygramAdmin;
+  var TOKEN_KEY = kit.TOKEN_KEY;
+  var $ = kit.$;
+  var el = kit.el;
+  var token = kit.token;
+  var say = kit.say;
+  var api = kit.api;
+  var fail = kit.fail;
+  var badge = kit.badge;
+  var fields = kit.fields;
+  var replaceChildren = kit.replaceChildren;
+  var when = kit.when;
+  var botCard = kit.botCard;
+
   var TABS = ['bots', 'routes', 'queue'];
 
   var state = { tab: 'bots', cursor: null, filter: {} };
-
-  function $(id) {
-    return document.getElementById(id);
-  }
-
-  /** el('div', { class: 'card' }, 'text', child) — children are text or nodes, never HTML. */
-  function el(tag, attrs) {
-    var node = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (name) {
-      var value = attrs[name];
-      if (value === undefined || value === null || value === false) return;
-      if (name === 'onclick') node.addEventListener('click', value);
-      else node.setAttribute(name, value === true ? '' : String(value));
-    });
-    for (var i = 2; i < arguments.length; i++) {
-      var child = arguments[i];
-      if (child === undefined || child === null || child === false) continue;
-      node.appendChild(typeof child === 'object' ? child : document.createTextNode(String(child)));
-    }
-    return node;
-  }
-
-  function token() {
-    return sessionStorage.getItem(TOKEN_KEY);
-  }
-
-  function say(text, isError) {
-    var status = $('status');
-    status.textContent = text || '';
-    status.className = isError ? 'error' : '';
-  }
-
-  function ApiError(status, message) {
-    this.status = status;
-    this.message = message;
-  }
-
-  function api(method, path, body) {
-    var init = { method: method, headers: { Authorization: 'Bearer ' + token() } };
-    if (body !== undefined) {
-      init.headers['Content-Type'] = 'application/json';
-      init.body = JSON.stringify(body);
-    }
-    return fetch(API + path, init).then(function (res) {
-      return res.text().then(function (text) {
-        var data = null;
-        try {
-          data = text ? JSON.parse(text) : null;
-        } catch (e) {
-          data = null;
-        }
-        if (res.status === 401) {
-          signOut('The admin token was refused. Sign in again.');
-          throw new ApiError(401, 'unauthorized');
-        }
-        if (!res.ok) throw new ApiError(res.status, (data && data.error) || res.statusText);
-        return data;
-      });
-    });
-  }
-
-  function fail(error) {
-    if (error instanceof ApiError && error.status === 401) return;
-    say((error && error.message) || String(error), true);
-  }
 
   // ---- sign in / out ----
 
@@ -136,34 +84,6 @@
     return loadLetters(true);
   }
 
-  function badge(ok, yes, no) {
-    return el('span', { class: 'badge ' + (ok ? 'ok' : 'bad') }, ok ? yes : no);
-  }
-
-  function fields(pairs) {
-    var dl = el('dl');
-    pairs.forEach(function (pair) {
-      if (pair[1] === undefined || pair[1] === null || pair[1] === '') return;
-      dl.appendChild(el('dt', null, pair[0]));
-      dl.appendChild(el('dd', null, pair[1]));
-    });
-    return dl;
-  }
-
-  function replaceChildren(container, nodes, emptyText) {
-    container.textContent = '';
-    if (!nodes.length) container.appendChild(el('p', { class: 'empty' }, emptyText));
-    nodes.forEach(function (node) {
-      container.appendChild(node);
-    });
-  }
-
-  function when(iso) {
-    if (!iso) return null;
-    var date = typeof iso === 'number' ? new Date(iso * 1000) : new Date(iso);
-    return date.toLocaleString();
-  }
-
   // ---- bots ----
 
   function loadBots() {
@@ -172,153 +92,6 @@
       .then(function (data) {
         replaceChildren($('bots'), data.bots.map(botCard), 'No bots are configured.');
         say('');
-      })
-      .catch(fail);
-  }
-
-  function botCard(bot) {
-    var webhook = bot.webhook || {};
-    var out = el('pre', { hidden: true });
-    var card = el(
-      'article',
-      { class: 'card bot', 'data-id': bot.id },
-      el(
-        'h3',
-        null,
-        bot.id,
-        badge(bot.healthy, 'healthy', 'unhealthy'),
-        el('span', { class: 'badge warn' }, bot.mode),
-      ),
-      bot.problem ? el('p', { class: 'problem' }, bot.problem) : null,
-      fields([
-        ['polling', bot.mode === 'polling' ? (bot.polling ? 'yes' : 'no') : null],
-        ['state', bot.state],
-        ['queued', bot.queue],
-        ['dead letters', bot.dead],
-        ['username', bot.username ? '@' + bot.username : null],
-        ['webhook url', webhook.url],
-        ['expected url', webhook.expected_url],
-        ['pending at Telegram', webhook.pending_update_count],
-        ['last webhook error', webhook.last_error_message],
-        ['last error at', webhook.last_error_date ? when(webhook.last_error_date) : null],
-        ['poller lease', bot.poller ? (bot.poller.leased ? 'held' : 'free') : null],
-        ['offset', bot.poller ? bot.poller.offset : null],
-      ]),
-      bot.outbound ? outboundSection(bot.outbound) : null,
-      bot.pull_routes && bot.pull_routes.length ? pullSection(bot.pull_routes) : null,
-    );
-    var actions = el(
-      'div',
-      { class: 'actions' },
-      el(
-        'button',
-        {
-          type: 'button',
-          class: 'secondary',
-          onclick: function () {
-            webhookCall('GET', bot.id, out);
-          },
-        },
-        'Webhook info',
-      ),
-    );
-    if (bot.mode === 'webhook') {
-      actions.appendChild(
-        el(
-          'button',
-          {
-            type: 'button',
-            onclick: function () {
-              if (confirm('Call setWebhook for ' + bot.id + ' with the configured URL and secret?'))
-                webhookCall('POST', bot.id, out);
-            },
-          },
-          'Set webhook',
-        ),
-      );
-    }
-    card.appendChild(actions);
-    card.appendChild(out);
-    return card;
-  }
-
-  // The bot's send budgets and the pauses Telegram's 429s set.
-  function outboundSection(outbound) {
-    var pacing = outbound.pacing;
-    var section = el(
-      'section',
-      { class: 'outbound' },
-      el(
-        'h4',
-        null,
-        'Outbound pacing',
-        el(
-          'span',
-          { class: 'badge ' + (pacing === 'shared' ? 'ok' : pacing === 'off' ? 'warn' : 'bad') },
-          pacing,
-        ),
-      ),
-      fields([
-        ['per bot', outbound.per_second + ' / s'],
-        ['per chat', outbound.per_chat_per_second + ' / s, burst ' + outbound.chat_burst],
-        ['per group', outbound.per_group_per_minute + ' / min'],
-        ['longest wait', outbound.max_wait_ms / 1000 + ' s'],
-        ['broadcast share', outbound.broadcast_share + ' (reserved)'],
-        [
-          'bot paused',
-          outbound.pause
-            ? 'until ' + when(outbound.pause.until) + ' (' + outbound.pause.retry_after + ' s)'
-            : 'no',
-        ],
-        ['chats paused', outbound.paused_chats_total],
-      ]),
-    );
-    if (outbound.paused_chats.length) {
-      var list = el('ul', { class: 'paused-chats' });
-      outbound.paused_chats.forEach(function (chat) {
-        list.appendChild(
-          el(
-            'li',
-            null,
-            'chat ' + chat.chat + ': ' + chat.retry_after + ' s, until ' + when(chat.until),
-          ),
-        );
-      });
-      section.appendChild(list);
-    }
-    return section;
-  }
-
-  // Long-polling bots behind pull routes: what waits for them, and whether they still poll.
-  function pullSection(routes) {
-    var list = el('ul', { class: 'paused-chats' });
-    routes.forEach(function (route) {
-      list.appendChild(
-        el(
-          'li',
-          { 'data-route': route.route },
-          route.route +
-            ' (client ' +
-            route.client +
-            '): ' +
-            (route.pending === null ? '?' : route.pending) +
-            ' pending, last polled ' +
-            (route.last_polled_at ? when(route.last_polled_at) : 'never') +
-            ' ',
-          badge(!route.stale, 'ok', 'stale'),
-        ),
-      );
-    });
-    return el('section', { class: 'outbound pull-routes' }, el('h4', null, 'Pull routes'), list);
-  }
-
-  function webhookCall(method, id, out) {
-    say(method === 'POST' ? 'Setting the webhook…' : 'Asking Telegram…');
-    return api(method, '/bots/' + encodeURIComponent(id) + '/webhook')
-      .then(function (info) {
-        out.hidden = false;
-        out.textContent = JSON.stringify(info, null, 2);
-        say(method === 'POST' ? 'Webhook set for ' + id + '.' : '');
       })
       .catch(fail);
   }
@@ -522,6 +295,8 @@
   }
 
   // ---- wiring ----
+
+  kit.onUnauthorized = signOut;
 
   document.addEventListener('DOMContentLoaded', function () {
     $('login-form').addEventListener('submit', function (event) {

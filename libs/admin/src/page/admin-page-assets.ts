@@ -8,9 +8,13 @@ import { errorMessage } from '@relaygram/contracts';
  */
 export const ADMIN_PUBLIC_DIR = join(__dirname, '..', '..', 'public');
 
+/** The page's scripts, in the order index.html loads them (each needs the ones before). */
+export const ADMIN_SCRIPTS = ['admin-kit.js', 'admin-bots.js', 'admin.js'] as const;
+export type AdminScript = (typeof ADMIN_SCRIPTS)[number];
+
 export interface AdminPageAssets {
   html: Buffer;
-  script: Buffer;
+  scripts: Readonly<Record<AdminScript, Buffer>>;
   style: Buffer;
 }
 
@@ -22,5 +26,10 @@ export function loadAdminPageAssets(dir = ADMIN_PUBLIC_DIR): AdminPageAssets {
       throw new Error(`admin page: cannot read ${join(dir, name)} (${errorMessage(error)})`);
     }
   };
-  return { html: read('index.html'), script: read('admin.js'), style: read('admin.css') };
+  const scripts = Object.fromEntries(ADMIN_SCRIPTS.map((name) => [name, read(name)]));
+  return {
+    html: read('index.html'),
+    scripts: scripts as Record<AdminScript, Buffer>,
+    style: read('admin.css'),
+  };
 }

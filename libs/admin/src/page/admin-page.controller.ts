@@ -1,6 +1,11 @@
-import { Controller, Get, Header, UseGuards } from '@nestjs/common';
+import { Controller, Get, Header, NotFoundException, Param, UseGuards } from '@nestjs/common';
 import { AdminEnabledGuard } from '../auth/admin-token.guard';
-import { loadAdminPageAssets, type AdminPageAssets } from './admin-page-assets';
+import {
+  ADMIN_SCRIPTS,
+  loadAdminPageAssets,
+  type AdminPageAssets,
+  type AdminScript,
+} from './admin-page-assets';
 
 // Only this origin's own script and style; the page talks to /admin/api and nothing else.
 const CSP =
@@ -8,7 +13,7 @@ const CSP =
   "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /**
- * The admin page: one HTML file, one script, one stylesheet, all served from memory. It
+ * The admin page: one HTML file, three scripts, one stylesheet, all served from memory. It
  * needs no token to load (it asks for one); without ADMIN_TOKEN it does not exist.
  */
 @Controller('admin')
@@ -26,12 +31,15 @@ export class AdminPageController {
     return this.assets.html;
   }
 
-  @Get('assets/admin.js')
+  @Get('assets/:file')
   @Header('Content-Type', 'text/javascript; charset=utf-8')
   @Header('X-Content-Type-Options', 'nosniff')
   @Header('Cache-Control', 'no-cache')
-  script(): Buffer {
-    return this.assets.script;
+  script(@Param('file') file: string): Buffer {
+    if (!(ADMIN_SCRIPTS as readonly string[]).includes(file)) {
+      throw new NotFoundException(`no admin script ${file}`);
+    }
+    return this.assets.scripts[file as AdminScript];
   }
 
   @Get('assets/admin.css')
