@@ -8,6 +8,7 @@ import {
   type LocalRedis,
   type RedisClient,
 } from '@relaygram/queue';
+import { eventually } from '@relaygram/testing';
 import { OutboundPacer, type OutboundPacerOptions } from './outbound-pacer';
 
 function redisUrl(): string {
@@ -38,14 +39,6 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T | 'hung'> {
     promise,
     new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), ms))),
   ]).finally(() => clearTimeout(timer));
-}
-
-async function until(check: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 interface Counted {
@@ -297,7 +290,11 @@ describe('OutboundPacer when Redis fails', () => {
     expect(counted.commands()).toBeLessThanOrEqual(30);
 
     process.kill(server.pid as number, 'SIGCONT');
-    await until(() => pacer.mode === 'shared', 'shared pacing again');
+    await eventually(() => pacer.mode === 'shared', {
+      what: 'shared pacing again',
+      timeoutMs: 5_000,
+      intervalMs: 50,
+    });
     expect(logs.at(-1)).toContain('shared again');
     counted.reset();
     expect(await pacer.acquire(limits, 'sendMessage', send(12))).toMatchObject({ kind: 'go' });
@@ -311,7 +308,11 @@ describe('OutboundPacer when Redis fails', () => {
     const limits = bot({ maxWaitMs: 1_000 });
     const port = Number(new URL(server.url).port);
     await server.stop();
-    await until(() => counted.redis.status !== 'ready', 'the connection to drop');
+    await eventually(() => counted.redis.status !== 'ready', {
+      what: 'the connection to drop',
+      timeoutMs: 5_000,
+      intervalMs: 50,
+    });
     const result = await within(pacer.acquire(limits, 'sendMessage', send(1)), 2_000);
     expect(result).toMatchObject({ kind: 'go' });
     expect(pacer.mode).toBe('degraded');
@@ -331,6 +332,10 @@ describe('OutboundPacer when Redis fails', () => {
     ]);
 
     server = await startRedisServer({ port });
-    await until(() => pacer.mode === 'shared', 'shared pacing again', 10_000);
+    await eventually(() => pacer.mode === 'shared', {
+      what: 'shared pacing again',
+      timeoutMs: 10_000,
+      intervalMs: 50,
+    });
   });
 });

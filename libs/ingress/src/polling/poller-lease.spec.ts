@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { RedisKeys } from '@relaygram/contracts';
 import { createRedis, waitForRedis } from '@relaygram/queue';
+import { deleteKeys, redisUrl } from '@relaygram/testing';
 import { withIngressScripts, type IngressRedis } from '../state/ingress-scripts';
 import { PollerLease } from './poller-lease';
 
@@ -10,14 +11,11 @@ describe('PollerLease', () => {
   let redis: IngressRedis;
 
   beforeAll(async () => {
-    const url = process.env.REDIS_URL;
-    if (!url) throw new Error('REDIS_URL is not set: run the tests through jest');
-    redis = withIngressScripts(createRedis(url, { connectionName: 'test-lease' }));
+    redis = withIngressScripts(createRedis(redisUrl(), { connectionName: 'test-lease' }));
     expect(await waitForRedis(redis)).toBe(true);
   });
   afterAll(async () => {
-    const found = await redis.keys(`${prefix}:*`);
-    if (found.length) await redis.del(...found);
+    await deleteKeys(redis, `${prefix}:*`);
     await redis.quit();
   });
 

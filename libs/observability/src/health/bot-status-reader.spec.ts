@@ -11,6 +11,7 @@ import {
   waitForRedis,
   type QueueContext,
 } from '@relaygram/queue';
+import { deleteKeys } from '@relaygram/testing';
 import { BotStatusReader } from './bot-status-reader';
 import { HealthRegistry } from './health-registry';
 
@@ -36,12 +37,7 @@ describe('BotStatusReader', () => {
   });
 
   afterAll(async () => {
-    let cursor = '0';
-    do {
-      const [next, keys] = await ctx.redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await ctx.redis.del(...keys);
-    } while (cursor !== '0');
+    await deleteKeys(ctx.redis, `${prefix}:*`);
     await ctx.redis.quit();
   });
 

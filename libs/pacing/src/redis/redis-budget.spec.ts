@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { DEFAULT_OUTBOUND, type OutboundConfig } from '@relaygram/config';
 import { OutboundKeys } from '@relaygram/contracts';
 import { createRedis, waitForRedis, type RedisClient } from '@relaygram/queue';
+import { deleteKeys } from '@relaygram/testing';
 import { budgetParams, type BudgetParams } from '../budget/budget-params';
 import type { CallPlan } from '../budget/call-plan';
 import { LocalBudget } from '../budget/local-budget';
@@ -20,15 +21,6 @@ async function connect(name: string): Promise<RedisClient> {
   const redis = createRedis(redisUrl(), { connectionName: `test-pacing-${name}` });
   if (!(await waitForRedis(redis))) throw new Error('no Redis answers');
   return redis;
-}
-
-async function deleteKeys(redis: RedisClient, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (found.length) await redis.del(...found);
-  } while (cursor !== '0');
 }
 
 function plan(chat?: number | string, cost = 1): CallPlan {
@@ -58,7 +50,7 @@ describe('the pacing script in Redis', () => {
   });
 
   afterAll(async () => {
-    for (const prefix of prefixes) await deleteKeys(redis, prefix);
+    for (const prefix of prefixes) await deleteKeys(redis, `${prefix}:*`);
     await Promise.all(clients.map((client) => client.quit()));
   });
 

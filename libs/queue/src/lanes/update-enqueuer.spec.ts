@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { DEDUP_BLOCK_BITS, laneId } from '@relaygram/contracts';
+import { keysMatching } from '@relaygram/testing';
 import { createQueueFixture, type QueueFixture } from '../testing/queue-fixture';
 import { decodeEntry } from './delivery-entry';
 import { UpdateEnqueuer, newDeliveryId, type DeliveryTarget } from './update-enqueuer';
@@ -266,7 +267,7 @@ describe('UpdateEnqueuer', () => {
         deliveries: [],
       });
     }
-    const dedupKeys = await f.redis.keys(`${f.prefix}:dedup:*`);
+    const dedupKeys = await keysMatching(f.redis, `${f.prefix}:dedup:*`);
     expect(dedupKeys).toEqual([f.ctx.keys.dedup('bot-a', 5)]);
     const bytes = Number(await f.redis.call('MEMORY', 'USAGE', dedupKeys[0]));
     expect(bytes / 2000).toBeLessThan(8);

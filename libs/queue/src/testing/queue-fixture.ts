@@ -9,9 +9,6 @@ import { LaneReconciler } from '../lanes/lane-reconciler';
 import { PullStore } from '../pull/pull-store';
 import { DrainJobDriver } from './drain-job-driver';
 
-// The queue specs read it from here.
-export { redisUrl } from '@relaygram/testing';
-
 /** A store on the test Redis under a prefix of its own; `cleanup()` deletes every key of it. */
 export interface QueueFixture {
   prefix: string;
