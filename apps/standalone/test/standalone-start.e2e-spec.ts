@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
-import { findRedisServer, freePort } from '@relaygram/queue';
+import { findRedisServer, freePort, processAlive } from '@relaygram/queue';
 
 const REPO = join(__dirname, '..', '..', '..');
 const MAIN = join(REPO, 'apps', 'standalone', 'src', 'main.ts');
@@ -43,15 +43,6 @@ async function waitForOutput(child: Standalone, pattern: RegExp, timeoutMs = 60_
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe('standalone: start-up as `npm start` runs it', () => {
   let dir: string;
   let config: string;
@@ -74,7 +65,7 @@ describe('standalone: start-up as `npm start` runs it', () => {
       await child.exited;
     }
     child = undefined;
-    if (redisPid !== undefined && alive(redisPid)) process.kill(redisPid, 'SIGKILL');
+    if (redisPid !== undefined && processAlive(redisPid)) process.kill(redisPid, 'SIGKILL');
     redisPid = undefined;
     rmSync(dir, { recursive: true, force: true });
   });
@@ -126,12 +117,12 @@ describe('standalone: start-up as `npm start` runs it', () => {
     const res = await request(`${url}/healthz`);
     expect(res.statusCode).toBe(200);
     expect(await res.body.json()).toMatchObject({ status: 'ok', service: 'standalone', bots: [] });
-    expect(alive(redisPid)).toBe(true);
+    expect(processAlive(redisPid)).toBe(true);
 
     child.process.kill('SIGTERM');
     expect(await child.exited).toBe(0);
     // The server is stopped by the app once it has closed, before the process exits.
-    expect(alive(redisPid)).toBe(false);
+    expect(processAlive(redisPid)).toBe(false);
   }, 90_000);
 
   it('names the missing bot token variable and starts nothing', async () => {

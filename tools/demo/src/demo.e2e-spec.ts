@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { createRedis, waitForRedis } from '@relaygram/queue';
+import { createRedis, processAlive, waitForRedis } from '@relaygram/queue';
 import { keysMatching } from '@relaygram/testing';
 
 const REPO = join(__dirname, '..', '..', '..');
@@ -42,15 +42,6 @@ function runDemo(): Promise<DemoResult> {
   );
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe('npm run demo', () => {
   it('shows the round trip, verifies every signature, and stops everything it started', async () => {
     const { code, output } = await runDemo();
@@ -83,7 +74,7 @@ describe('npm run demo', () => {
 
     const pid = Number(/pid (\d+)\)/.exec(output)?.[1]);
     expect(pid).toBeGreaterThan(0);
-    expect(alive(pid)).toBe(false);
+    expect(processAlive(pid)).toBe(false);
 
     const prefix = /under "([a-z0-9-]+):"/.exec(output)?.[1];
     expect(prefix).toMatch(/^demo-/);
