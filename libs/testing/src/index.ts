@@ -62,3 +62,5 @@ export { eventually, type EventuallyOptions } from './eventually';
 export { deleteKeys, keysMatching, redisUrl } from './redis/test-redis';
 export { thrownBy } from './thrown-by';
 export { pngHead } from './png-head';
+export { workspaceRoot } from './process/workspace-root';
+export { CliArgs } from './process/cli-args';

@@ -13,7 +13,7 @@ import {
   type SectionName,
 } from './harness/bench-context';
 import { deleteRunKeys, runPrefix, sharedRedis, type RedisTarget } from './harness/redis-target';
-import { staleBuilds, workspaceRoot } from './harness/relaygram-install';
+import { staleBuilds } from './harness/relaygram-install';
 import { ingressBench } from './sections/ingress.bench';
 import { dispatcherBench } from './sections/dispatcher.bench';
 import { endToEndBench } from './sections/end-to-end.bench';
@@ -25,6 +25,8 @@ import {
   onInterrupt,
   runningChildren,
   stopAllChildren,
+  workspaceRoot,
+  CliArgs,
 } from '@relaygram/testing';
 
 const USAGE = `npm run bench -- [--quick] [--json PATH] [--only ${SECTIONS.join(',')}]
@@ -45,13 +47,9 @@ function parseArgs(argv: string[]): BenchOptions {
     jsonPath: 'bench-results.json',
     launch: { fromSource: false, logLevel: 'info' },
   };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const value = () => {
-      const next = argv[++i];
-      if (next === undefined || next.startsWith('--')) throw new Error(`${arg} needs a value`);
-      return next;
-    };
+  const args = new CliArgs(argv);
+  for (let arg = args.next(); arg !== undefined; arg = args.next()) {
+    const value = () => args.valueOf(arg);
     switch (arg) {
       case '--quick':
         options.quick = true;
@@ -69,9 +67,7 @@ function parseArgs(argv: string[]): BenchOptions {
         break;
       }
       case '--cpu-prof': {
-        const next = argv[i + 1];
-        const dir =
-          next && !next.startsWith('--') ? argv[++i] : join(root, 'tmp', 'bench-profiles');
+        const dir = args.optionalValue() ?? join(root, 'tmp', 'bench-profiles');
         options.launch.cpuProfDir = resolve(dir);
         break;
       }

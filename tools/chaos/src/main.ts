@@ -3,12 +3,17 @@ import { cpus, loadavg } from 'node:os';
 import { join, relative } from 'node:path';
 import { ChaosCluster } from './harness/chaos-cluster';
 import { ServiceTraffic } from './harness/service-traffic';
-import { workspaceRoot } from './harness/workspace-root';
 import { formatDetails, formatTable } from './report/chaos-table';
 import { scanForSecrets } from './report/secret-scan';
 import { SCENARIOS } from './scenarios/all-scenarios';
 import { runScenario, type ScenarioResult } from './scenarios/scenario';
-import { installExitHandlers, onInterrupt, stopAllChildren } from '@relaygram/testing';
+import {
+  CliArgs,
+  installExitHandlers,
+  onInterrupt,
+  stopAllChildren,
+  workspaceRoot,
+} from '@relaygram/testing';
 import { errorMessage } from '@relaygram/contracts';
 
 interface ChaosOptions {
@@ -30,13 +35,9 @@ Every child's output is kept in tmp/chaos/<run>/.`;
 
 function parseArgs(argv: string[]): ChaosOptions {
   const options: ChaosOptions = { quick: false, logLevel: 'info' };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const value = () => {
-      const next = argv[++i];
-      if (next === undefined || next.startsWith('--')) throw new Error(`${arg} needs a value`);
-      return next;
-    };
+  const args = new CliArgs(argv);
+  for (let arg = args.next(); arg !== undefined; arg = args.next()) {
+    const value = () => args.valueOf(arg);
     switch (arg) {
       case '--quick':
         options.quick = true;

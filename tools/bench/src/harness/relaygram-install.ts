@@ -12,12 +12,12 @@ import {
 } from 'node:fs';
 import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { request } from 'undici';
 import { stringify } from 'yaml';
 import { freePort } from '@relaygram/queue';
 import { rssBytes } from './proc-stats';
-import { stopProcess, trackChild } from '@relaygram/testing';
+import { stopProcess, trackChild, workspaceRoot } from '@relaygram/testing';
 
 export type AppName = 'ingress' | 'dispatcher' | 'gateway';
 
@@ -67,18 +67,6 @@ export function profileArgs(options: LaunchOptions, label: string): string[] {
     `--cpu-prof-dir=${options.cpuProfDir}`,
     `--cpu-prof-name=${label}-${Date.now()}.cpuprofile`,
   ];
-}
-
-export function workspaceRoot(): string {
-  let dir = __dirname;
-  while (dir !== dirname(dir)) {
-    const manifest = join(dir, 'package.json');
-    if (existsSync(manifest) && JSON.parse(readFileSync(manifest, 'utf8')).name === 'relaygram') {
-      return dir;
-    }
-    dir = dirname(dir);
-  }
-  throw new Error('cannot find the workspace root (package.json named relaygram)');
 }
 
 export const secret = (): string => randomBytes(24).toString('base64url');

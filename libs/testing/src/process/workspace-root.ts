@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
+/** The checkout's root (the package.json named relaygram), from source or from dist. */
 export function workspaceRoot(): string {
   let dir = __dirname;
   while (dir !== dirname(dir)) {
