@@ -1,3 +1,4 @@
+import { errorMessage } from '@relaygram/contracts';
 import type { AddBotOptions, TelegramEmulatorOptions } from './emulator/emulator.types';
 import { TelegramEmulator } from './emulator/telegram-emulator';
 
@@ -72,6 +73,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`emulator: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(`emulator: ${errorMessage(error)}\n`);
   process.exit(1);
 });
