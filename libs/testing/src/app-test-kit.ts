@@ -100,7 +100,7 @@ export function inProcessStart(
   return { env: testAppEnv(configPath, env), signals: false, logDestination };
 }
 
-/** What an app test needs of a started app (`RunningApp` of @relaygram/observability). */
+/** What an app test needs of a started app (`RunningApp` of @relaygram/platform). */
 export interface StartedApp {
   url: string;
   adminUrl: string;
