@@ -1,4 +1,4 @@
-import { closedPort } from './free-port';
+import { closedPort } from '@relaygram/testing';
 import { post, type JsonAnswer } from './http-client';
 import { startGatewayHarness, type GatewayHarness } from './gateway-harness';
 

@@ -1,5 +1,5 @@
+import { closedPort } from '@relaygram/testing';
 import { request } from 'undici';
-import { closedPort } from './free-port';
 import { startGatewayHarness, type GatewayHarness } from './gateway-harness';
 import { streamedMultipart } from './multipart-body';
 

@@ -1,5 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { inspect } from 'node:util';
@@ -22,17 +21,9 @@ import {
   TelegramTimeoutError,
 } from './telegram.errors';
 import type { TelegramCallEvent } from './telegram.types';
+import { closedPort } from '@relaygram/testing';
 
 const TOKEN = '7123456789:AAHk3Jd9-xY_q8Lm2NvP4RsT6uWz0aBcDeF';
-
-async function freePortWithNothingListening(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   try {
@@ -173,7 +164,7 @@ describe('TelegramClient', () => {
     });
 
     it('reports a refused connection with its code and host:port only', async () => {
-      const port = await freePortWithNothingListening();
+      const port = await closedPort();
       await client.destroy();
       client = newClient(`http://127.0.0.1:${port}`);
 

@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { inspect } from 'node:util';
@@ -22,6 +21,7 @@ import {
   TelegramTimeoutError,
 } from './telegram.errors';
 import type { TelegramCallEvent } from './telegram.types';
+import { closedPort } from '@relaygram/testing';
 
 const TOKEN = '7123456789:AAHk3Jd9-xY_q8Lm2NvP4RsT6uWz0aBcDeF';
 const SECRET_HALF = TOKEN.split(':')[1];
@@ -64,15 +64,6 @@ async function caught(action: () => unknown): Promise<unknown> {
     return error;
   }
   return new Error('no error was thrown');
-}
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 /** A stream that fails with an error whose message carries the token, as a careless caller's might. */

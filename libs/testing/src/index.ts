@@ -64,3 +64,4 @@ export { thrownBy } from './thrown-by';
 export { pngHead } from './png-head';
 export { workspaceRoot } from './process/workspace-root';
 export { CliArgs } from './process/cli-args';
+export { closedPort } from './process/closed-port';

@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import { callApi, resultOf, type Encoding } from '../test/bot-api-client';
-import { emulatorPerSpec } from '../test/emulator-per-spec';
+import { emulatorPerSpec } from '../test/shared-emulator';
 import type { BotIdentity, TelegramMessage } from './emulator.types';
 import { TelegramEmulator } from './telegram-emulator';
 

@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import { callApi } from '../test/bot-api-client';
-import { emulatorPerSpec } from '../test/emulator-per-spec';
+import { emulatorPerSpec } from '../test/shared-emulator';
 import type { BotIdentity } from './emulator.types';
 import type { TelegramEmulator } from './telegram-emulator';
 

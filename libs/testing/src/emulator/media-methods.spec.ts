@@ -5,7 +5,7 @@ import { dirname } from 'node:path';
 import { request } from 'undici';
 import { pngHead } from '../png-head';
 import { callApi, resultOf } from '../test/bot-api-client';
-import { emulatorPerSpec } from '../test/emulator-per-spec';
+import { emulatorPerSpec } from '../test/shared-emulator';
 import type { BotIdentity, PhotoSize, TelegramDocument, TelegramMessage } from './emulator.types';
 import { FileStore } from './file-store';
 import { TelegramEmulator } from './telegram-emulator';

@@ -1,5 +1,5 @@
 import { callApi, resultOf } from '../test/bot-api-client';
-import { emulatorPerSpec } from '../test/emulator-per-spec';
+import { emulatorPerSpec } from '../test/shared-emulator';
 import type { BotIdentity, TelegramMessage } from './emulator.types';
 import type { TelegramEmulator } from './telegram-emulator';
 

@@ -1,9 +1,9 @@
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RecordingReceiver } from '../receiver/recording-receiver';
 import { callApi, resultOf } from '../test/bot-api-client';
 import { HoldingServer } from '../test/holding-server';
 import { eventually } from '../eventually';
+import { closedPort } from '../process/closed-port';
 import type { BotIdentity, Update, WebhookInfo } from './emulator.types';
 import { TelegramEmulator } from './telegram-emulator';
 
@@ -319,10 +319,3 @@ describe('webhooks', () => {
 });
 
 /** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
