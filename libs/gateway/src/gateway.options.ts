@@ -1,5 +1,3 @@
-import { ConfigurableModuleBuilder } from '@nestjs/common';
-
 /** Tuning of the gateway; the defaults suit production, tests shorten the timeouts. */
 export interface GatewayOptions {
   /** Deadline of a Bot API call, 30 s by default. */
@@ -17,14 +15,7 @@ export interface GatewayOptions {
   healthTimeoutMs?: number;
 }
 
-/**
- * `GatewayModule.forRoot(options)`; `GatewayModule` as is provides no options, and the
- * gateway then runs with the defaults below.
- */
-export const {
-  ConfigurableModuleClass: GatewayModuleDefinition,
-  MODULE_OPTIONS_TOKEN: GATEWAY_OPTIONS,
-} = new ConfigurableModuleBuilder<GatewayOptions>().setClassMethodName('forRoot').build();
+export const GATEWAY_OPTIONS = Symbol('GATEWAY_OPTIONS');
 
 export type ResolvedGatewayOptions = Readonly<Required<GatewayOptions>>;
 
