@@ -86,10 +86,13 @@ describe('WebhookReplyExecutor pacing', () => {
 
   it('waits for the slot of each reply, and does not send one that has none within max_wait', async () => {
     const metrics = new RelaygramMetrics({ defaultMetrics: false });
-    const replies = executor(
-      config({ perChatPerSecond: 1, chatBurst: 1, maxWaitMs: 1_500 }),
-      metrics,
-    );
+    const cfg = config({ perChatPerSecond: 1, chatBurst: 1, maxWaitMs: 1_500 });
+    // The pacer's connection is up before the three replies race for slots: a connection
+    // still being made on a loaded machine would spend their max_wait.
+    const pacer = OutboundPacer.connect(cfg.redis);
+    pacers.push(pacer);
+    await pacer.pauses('reply-bot');
+    const replies = executor(cfg, metrics, pacer);
     const outcomes = await Promise.all(
       [1, 2, 3].map((n) => replies.execute(source(n), reply(42, `r${n}`))),
     );
