@@ -154,6 +154,8 @@ export async function startGatewayHarness(options: HarnessOptions = {}): Promise
       {
         env,
         signals: false,
+        // A request left open by a test must not hold its afterAll past Jest's limit.
+        httpDrainMs: 3_000,
         logDestination: new Writable({
           write(chunk: Buffer, _encoding, done) {
             logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
@@ -192,9 +194,13 @@ export async function startGatewayHarness(options: HarnessOptions = {}): Promise
       return replica;
     },
     async close() {
+      const from = logs.length;
       await Promise.all(replicas.map((replica) => replica.close()));
       await running.close();
       await emulator.stop();
+      // What a shutdown had to cut off says which test left something open.
+      const cutOff = logs.slice(from).filter((line) => line.includes('shutdown:'));
+      if (cutOff.length > 0) process.stderr.write(`gateway harness: ${cutOff.join('\n')}\n`);
       await rm(dir, { recursive: true, force: true });
     },
   };

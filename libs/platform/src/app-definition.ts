@@ -34,6 +34,8 @@ export interface RunOptions {
   localRedis?: { dataDir: string };
   /** Overrides REQUEST_TIMEOUT_MS (tests of slow clients). */
   requestTimeoutMs?: number;
+  /** Overrides HTTP_DRAIN_MS (tests that close often). */
+  httpDrainMs?: number;
 }
 
 export interface RunningApp {

@@ -13,6 +13,11 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** A whole request must arrive within this (see ListenerPair). */
 export const REQUEST_TIMEOUT_MS = 120_000;
 const HEADERS_TIMEOUT_MS = 30_000;
+/**
+ * On shutdown, requests in flight get this long to finish before their connections are
+ * cut; well inside SHUTDOWN_GRACE_MS, so Redis and the log close cleanly after.
+ */
+export const HTTP_DRAIN_MS = 10_000;
 // Above the 60 s idle timeout of common load balancers, so they close first.
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 

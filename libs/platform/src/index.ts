@@ -1,5 +1,5 @@
 export * from './app-definition';
 export { startApp, runApp } from './start-app';
 export { CoreModule } from './core.module';
-export { BODY_LIMIT_BYTES } from './http-server';
+export { BODY_LIMIT_BYTES, HTTP_DRAIN_MS } from './http-server';
 export { SHUTDOWN_GRACE_MS } from './signals';

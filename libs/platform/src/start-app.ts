@@ -4,6 +4,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ConfigService, secretValuesOf, type ServiceName } from '@relaygram/config';
 import { errorMessage } from '@relaygram/contracts';
 import { createLogger, maskSecrets, PinoNestLogger } from '@relaygram/observability';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import {
@@ -12,7 +13,7 @@ import {
   type RunningApp,
   type RunOptions,
 } from './app-definition';
-import { createHttpAdapter, installRequestHooks } from './http-server';
+import { createHttpAdapter, HTTP_DRAIN_MS, installRequestHooks } from './http-server';
 import type { ListenerPair } from './management-listener';
 import { RouteNotFoundFilter } from './route-not-found.filter';
 import { readSettings, type BootSettings } from './settings';
@@ -44,7 +45,7 @@ export async function startApp(
   app.get(ConfigService).onReload((next) => maskSecrets(secretValuesOf(next, settings.env)));
   installRequestHooks(app, logger);
 
-  const running = await listen(app, listeners, settings, logger);
+  const running = await listen(app, listeners, settings, logger, options.httpDrainMs);
   if (options.signals !== false) installSignalHandlers(running);
   const lines = [
     `${definition.service} listening on ${running.url} (public) and ${running.adminUrl} (management: /metrics, /admin)`,
@@ -79,6 +80,7 @@ async function listen(
   listeners: ListenerPair,
   settings: BootSettings,
   logger: Logger,
+  httpDrainMs = HTTP_DRAIN_MS,
 ): Promise<RunningApp> {
   const { env, localRedis } = settings;
   await app.listen(env.port, env.host);
@@ -104,7 +106,13 @@ async function listen(
       closing ??= (async () => {
         const managementClosed = new Promise<void>((resolve) => management.close(() => resolve()));
         management.closeIdleConnections();
+        const cutOff = setTimeout(
+          () => cutOffRequests(app.getHttpServer() as Server, management, httpDrainMs, logger),
+          httpDrainMs,
+        );
+        cutOff.unref();
         await app.close();
+        clearTimeout(cutOff);
         management.closeAllConnections();
         await managementClosed;
         await localRedis?.stop();
@@ -114,6 +122,19 @@ async function listen(
       return closing;
     },
   };
+}
+
+/**
+ * A request still open when the drain time is up (a client that stopped sending, an
+ * answer nobody reads) would hold the shutdown until SHUTDOWN_GRACE_MS ends the process
+ * with the Redis connections and the last log lines still open: its connection is cut.
+ */
+function cutOffRequests(publicServer: Server, management: Server, drainMs: number, logger: Logger) {
+  publicServer.getConnections((_error, open) => {
+    logger.warn(`shutdown: ${open} connection(s) still open after ${drainMs} ms, cut off`);
+    publicServer.closeAllConnections();
+    management.closeAllConnections();
+  });
 }
 
 function listenOn(

@@ -502,6 +502,32 @@ describe('TelegramClient', () => {
       expect(tg.requests).toHaveLength(1);
     });
 
+    it('close(graceMs) cuts off a call still running after graceMs', async () => {
+      tg.handle(() => undefined);
+
+      const inFlight = client.call('getMe');
+      await sleep(20);
+      const cut = await client.close(100);
+
+      expect(cut).toBe(true);
+      const error = await rejection(inFlight);
+      expect(error).toBeInstanceOf(TelegramNetworkError);
+      expect((error as TelegramNetworkError).code).toBe('UND_ERR_DESTROYED');
+    });
+
+    it('close(graceMs) waits for a call that ends within graceMs', async () => {
+      tg.handle(async (_seen, _req, res) => {
+        await sleep(50);
+        sendJson(res, 200, { ok: true, result: 'done' });
+      });
+
+      const inFlight = client.call('getMe');
+      await sleep(10);
+
+      await expect(client.close(5_000)).resolves.toBe(false);
+      await expect(inFlight).resolves.toBe('done');
+    });
+
     it('destroy() fails in-flight calls at once', async () => {
       tg.handle(() => undefined);
 

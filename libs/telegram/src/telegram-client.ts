@@ -205,10 +205,25 @@ export class TelegramClient {
     return this.#closing !== undefined;
   }
 
-  /** Stops taking calls and closes the connections once in-flight calls are done. */
-  close(): Promise<void> {
+  /**
+   * Stops taking calls and closes the connections once in-flight calls are done; calls
+   * still running after `graceMs` (an answer nobody reads to its end) are cut off.
+   * Resolves to true when some were.
+   */
+  async close(graceMs = Infinity): Promise<boolean> {
     this.#closing ??= this.#pool.close().catch(() => undefined);
-    return this.#closing;
+    if (!Number.isFinite(graceMs)) {
+      await this.#closing;
+      return false;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<true>((resolve) => {
+      timer = setTimeout(() => resolve(true), graceMs);
+    });
+    const cut = await Promise.race([this.#closing.then(() => false), late]);
+    clearTimeout(timer);
+    if (cut) await this.destroy();
+    return cut;
   }
 
   /** Closes every connection now; in-flight calls fail with a network error. */

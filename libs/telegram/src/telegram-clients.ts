@@ -57,12 +57,17 @@ export class TelegramClients {
     await Promise.all(retired.map((e) => e.client.close()));
   }
 
-  /** Closes every client after its in-flight calls; the registry is empty afterwards. */
-  async closeAll(): Promise<void> {
-    const entries = [...this.#byId.values()];
+  /**
+   * Closes every client after its in-flight calls, cutting off those still running after
+   * `graceMs`; the registry is empty afterwards. Resolves to the ids of the bots whose
+   * calls were cut off.
+   */
+  async closeAll(graceMs = Infinity): Promise<string[]> {
+    const entries = [...this.#byId.entries()];
     this.#byId = new Map();
     this.#byNumericId = new Map();
-    await Promise.all(entries.map((e) => e.client.close()));
+    const cut = await Promise.all(entries.map(([, e]) => e.client.close(graceMs)));
+    return entries.filter((_, i) => cut[i]).map(([id]) => id);
   }
 
   #install(config: RelaygramConfig, previous: ReadonlyMap<string, Entry>): void {

@@ -6,7 +6,8 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { ConfigService } from '@relaygram/config';
-import { RelaygramMetrics } from '@relaygram/observability';
+import { RELAYGRAM_LOGGER, RelaygramMetrics } from '@relaygram/observability';
+import type { Logger } from 'pino';
 import { TelegramClients, type TelegramClient } from '@relaygram/telegram';
 import {
   GATEWAY_OPTIONS,
@@ -15,6 +16,9 @@ import {
   type ResolvedGatewayOptions,
 } from '../gateway.options';
 import { ClientDirectory } from '../access/client-directory';
+
+/** Time the Telegram calls still running when the HTTP server has closed get to end. */
+const CALLS_DRAIN_MS = 5_000;
 
 /**
  * The gateway's view of the current config: one keep-alive pool per bot and the
@@ -31,6 +35,7 @@ export class GatewayTelegramService implements OnModuleDestroy, OnApplicationShu
   constructor(
     config: ConfigService,
     metrics: RelaygramMetrics,
+    @Inject(RELAYGRAM_LOGGER) private readonly logger: Logger,
     @Optional() @Inject(GATEWAY_OPTIONS) options?: GatewayOptions,
   ) {
     this.options = resolveGatewayOptions(options);
@@ -61,8 +66,16 @@ export class GatewayTelegramService implements OnModuleDestroy, OnApplicationShu
     this.#unsubscribe();
   }
 
-  /** After the HTTP server stopped taking requests: in-flight calls finish first. */
+  /**
+   * After the HTTP server closed: in-flight calls finish first, and those a client no
+   * longer waits for are cut off after a while rather than holding the shutdown.
+   */
   async onApplicationShutdown(): Promise<void> {
-    await this.#clients.closeAll();
+    const cut = await this.#clients.closeAll(CALLS_DRAIN_MS);
+    if (cut.length > 0) {
+      this.logger.warn(
+        `shutdown: Telegram calls of ${cut.join(', ')} still open after ${CALLS_DRAIN_MS} ms, cut off`,
+      );
+    }
   }
 }
