@@ -1,3 +1,5 @@
+import { ConfigurableModuleBuilder } from '@nestjs/common';
+
 /** Tuning of the gateway; the defaults suit production, tests shorten the timeouts. */
 export interface GatewayOptions {
   /** Deadline of a Bot API call, 30 s by default. */
@@ -15,7 +17,14 @@ export interface GatewayOptions {
   healthTimeoutMs?: number;
 }
 
-export const GATEWAY_OPTIONS = Symbol('GATEWAY_OPTIONS');
+/**
+ * `GatewayModule.forRoot(options)`; `GatewayModule` as is provides no options, and the
+ * gateway then runs with the defaults below.
+ */
+export const {
+  ConfigurableModuleClass: GatewayModuleDefinition,
+  MODULE_OPTIONS_TOKEN: GATEWAY_OPTIONS,
+} = new ConfigurableModuleBuilder<GatewayOptions>().setClassMethodName('forRoot').build();
 
 export type ResolvedGatewayOptions = Readonly<Required<GatewayOptions>>;
 

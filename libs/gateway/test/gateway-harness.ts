@@ -73,7 +73,7 @@ class GatewayTestModule {
       module: GatewayTestModule,
       imports: [
         CoreModule.forRoot(boot),
-        GatewayModule.forRoot(options.gateway),
+        GatewayModule.forRoot(options.gateway ?? {}),
         ...(options.extraModules ?? []),
       ],
     };

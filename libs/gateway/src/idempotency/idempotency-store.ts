@@ -1,6 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { OutboundKeys } from '@relaygram/contracts';
-import type { RedisClient } from '@relaygram/queue';
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { ConfigService } from '@relaygram/config';
+import { OutboundKeys } from '@relaygram/contracts';
+import { createRedis, REDIS, type RedisClient } from '@relaygram/queue';
 import { COMPLETE_LUA, CLAIM_LUA, RELEASE_LUA } from './idempotency.lua';
 
 /** An answer as it was sent, to be sent again: status, the headers that matter, JSON text. */
@@ -34,13 +36,6 @@ export type Claim =
   /** Redis does not answer: the key cannot be honoured. */
   | { readonly kind: 'unavailable' };
 
-export interface IdempotencyStoreOptions {
-  /** How long an answer is kept (24 h). */
-  ttlMs?: number;
-  /** Longest wait for one Redis command (1 s). */
-  timeoutMs?: number;
-}
-
 type ScriptFn = (numKeys: number, ...args: (string | number)[]) => Promise<unknown>;
 
 interface IdempotencyScripts {
@@ -55,7 +50,10 @@ const SCRIPTS: Record<keyof IdempotencyScripts, string> = {
   rgIdempotencyRelease: RELEASE_LUA,
 };
 
-const DAY_MS = 24 * 60 * 60 * 1000;
+/** How long an answer is kept. */
+const ANSWER_TTL_MS = 24 * 60 * 60 * 1000;
+/** Longest wait for one Redis command. */
+const COMMAND_TIMEOUT_MS = 1_000;
 
 /** Stripe's limit: keys are up to 255 characters; printable ASCII keeps them out of logs' way. */
 const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
@@ -99,26 +97,32 @@ function canonicalJson(value: unknown): string {
  * A request that never reached Telegram (refused by pacing) gives its key back, so a
  * retry runs. Each key costs one string: the request's fingerprint and the answer.
  */
-export class IdempotencyStore {
+@Injectable()
+export class IdempotencyStore implements OnApplicationShutdown {
   readonly #redis: RedisClient & IdempotencyScripts;
-  readonly #ttlMs: number;
-  readonly #timeoutMs: number;
+  readonly #keys: OutboundKeys;
+  readonly #subscriberFactory: () => RedisClient;
   readonly #waiters = new Map<string, Set<() => void>>();
   #subscriber?: RedisClient;
   #subscribed?: Promise<void>;
 
-  constructor(
-    redis: RedisClient,
-    private readonly keys: OutboundKeys,
-    private readonly subscriberFactory: () => RedisClient,
-    options: IdempotencyStoreOptions = {},
-  ) {
+  constructor(@Inject(REDIS) redis: RedisClient, config: ConfigService) {
     for (const [name, lua] of Object.entries(SCRIPTS)) {
       if (!(name in redis)) redis.defineCommand(name, { lua });
     }
     this.#redis = redis as RedisClient & IdempotencyScripts;
-    this.#ttlMs = options.ttlMs ?? DAY_MS;
-    this.#timeoutMs = options.timeoutMs ?? 1_000;
+    this.#keys = new OutboundKeys(config.config.redis.prefix);
+    // Waiting repeats are woken through pub/sub, on a connection made at the first wait.
+    this.#subscriberFactory = () =>
+      createRedis(config.config.redis.url, {
+        connectionName: `relaygram-${config.service}-idempotency`,
+        mode: 'blocking',
+      });
+  }
+
+  /** Closes the subscriber connection once requests have stopped. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.close();
   }
 
   /**
@@ -133,7 +137,7 @@ export class IdempotencyStore {
     const digest = createHash('sha256')
       .update(`${scope.client}\n${scope.bot}\n${scope.key}`)
       .digest('base64url');
-    const key = this.keys.idempotency(digest);
+    const key = this.#keys.idempotency(digest);
     const owner = randomUUID();
     const deadline = Date.now() + options.waitMs;
     const claim = () =>
@@ -176,7 +180,7 @@ export class IdempotencyStore {
   }
 
   #owned(key: string, fingerprint: string, owner: string, digest: string): OwnedKey {
-    const channel = this.keys.idempotencyDone;
+    const channel = this.#keys.idempotencyDone;
     return {
       kind: 'proceed',
       complete: async (answer) => {
@@ -187,7 +191,7 @@ export class IdempotencyStore {
             fingerprint,
             owner,
             JSON.stringify(answer),
-            this.#ttlMs,
+            ANSWER_TTL_MS,
             channel,
             digest,
           ),
@@ -222,12 +226,12 @@ export class IdempotencyStore {
 
   #subscribe(): Promise<void> {
     if (!this.#subscribed) {
-      const subscriber = this.subscriberFactory();
+      const subscriber = this.#subscriberFactory();
       this.#subscriber = subscriber;
       subscriber.on('message', (_channel: string, digest: string) => {
         for (const wake of [...(this.#waiters.get(digest) ?? [])]) wake();
       });
-      this.#subscribed = subscriber.subscribe(this.keys.idempotencyDone).then(
+      this.#subscribed = subscriber.subscribe(this.#keys.idempotencyDone).then(
         () => undefined,
         (error: unknown) => {
           // The next wait makes a new connection; this one is dropped.
@@ -246,7 +250,7 @@ export class IdempotencyStore {
     return Promise.race([
       promise,
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error('Redis gave no answer')), this.#timeoutMs);
+        timer = setTimeout(() => reject(new Error('Redis gave no answer')), COMMAND_TIMEOUT_MS);
       }),
     ]).finally(() => clearTimeout(timer));
   }
