@@ -31,6 +31,7 @@ import {
 
 const USAGE = `npm run bench -- [--quick] [--json PATH] [--only ${SECTIONS.join(',')}]
                       [--cpu-prof [DIR]] [--from-source] [--log-level LEVEL]
+                      [--app-node-options=FLAGS]
 
   --quick         short runs (under 3 minutes in all)
   --json PATH     where to write the results (default bench-results.json)
@@ -38,7 +39,11 @@ const USAGE = `npm run bench -- [--quick] [--json PATH] [--only ${SECTIONS.join(
   --cpu-prof DIR  profile every Relaygram app and baseline (node --cpu-prof) into DIR
                   (default tmp/bench-profiles) and print each profile's hot spots
   --from-source   run the apps from TypeScript sources instead of apps/*/dist
-  --log-level L   LOG_LEVEL of the apps (default info, as shipped)`;
+  --log-level L   LOG_LEVEL of the apps (default info, as shipped)
+  --app-node-options=FLAGS
+                  node flags for the Relaygram apps only, as NODE_OPTIONS would give
+                  them (e.g. "--max-semi-space-size=8"); baselines, emulator, receiver
+                  and load generators run without them`;
 
 function parseArgs(argv: string[]): BenchOptions {
   const root = workspaceRoot();
@@ -50,6 +55,14 @@ function parseArgs(argv: string[]): BenchOptions {
   const args = new CliArgs(argv);
   for (let arg = args.next(); arg !== undefined; arg = args.next()) {
     const value = () => args.valueOf(arg);
+    // With `=`: its value is itself made of flags.
+    if (arg.startsWith('--app-node-options=')) {
+      options.launch.nodeOptions = arg
+        .slice(arg.indexOf('=') + 1)
+        .split(/\s+/)
+        .filter(Boolean);
+      continue;
+    }
     switch (arg) {
       case '--quick':
         options.quick = true;
@@ -220,7 +233,11 @@ function report(context: BenchContext, started: number): void {
     `\nRelaygram benchmark, ${options.quick ? 'quick' : 'full'} run, ${elapsedSec} s\n` +
       `machine: ${info.cpus} x ${info.cpuModel}, node ${info.node}, ${info.redis}, ` +
       `${info.freeMemoryMB} MB free of ${info.totalMemoryMB} MB, load average ${info.loadAverage}\n` +
-      `redis: ${redis.source}\n\n${table}\n`,
+      `redis: ${redis.source}\n` +
+      (options.launch.nodeOptions?.length
+        ? `apps run with: ${options.launch.nodeOptions.join(' ')}\n`
+        : '') +
+      `\n${table}\n`,
   );
   const results = {
     startedAt: new Date(started).toISOString(),
@@ -228,6 +245,7 @@ function report(context: BenchContext, started: number): void {
     mode: options.quick ? 'quick' : 'full',
     machine: info,
     redis: { source: redis.source, version: redis.version },
+    appNodeOptions: options.launch.nodeOptions ?? [],
     rows,
     details: context.details,
   };

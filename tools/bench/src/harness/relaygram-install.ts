@@ -53,6 +53,8 @@ export interface LaunchOptions {
   logLevel: string;
   /** Write a --cpu-prof profile of each app into this directory. */
   cpuProfDir?: string;
+  /** Node flags of the apps only (V8 heap sizes, for the memory measurements). */
+  nodeOptions?: string[];
 }
 
 /**
@@ -183,7 +185,7 @@ export class AppProcess {
   ): Promise<AppProcess> {
     const root = workspaceRoot();
     const [port, adminPort] = [await freePort(), await freePort()];
-    const nodeArgs: string[] = [];
+    const nodeArgs: string[] = [...(options.nodeOptions ?? [])];
     let entry = join(root, 'apps', app, 'dist', 'main.js');
     const env: NodeJS.ProcessEnv = {
       ...process.env,
