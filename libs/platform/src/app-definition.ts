@@ -1,6 +1,7 @@
 import type { DynamicModule } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { RelaygramConfig, RuntimeEnv, ServiceName } from '@relaygram/config';
+import type { RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
 
 export interface BootContext {
@@ -36,6 +37,8 @@ export interface RunOptions {
   requestTimeoutMs?: number;
   /** Overrides HTTP_DRAIN_MS (tests that close often). */
   httpDrainMs?: number;
+  /** Sees every route as it is registered (the route-coverage tests); never per request. */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 export interface RunningApp {

@@ -13,6 +13,7 @@ import {
   type RunningApp,
   type RunOptions,
 } from './app-definition';
+import { installApiDocuments } from './api-documents';
 import { createHttpAdapter, HTTP_DRAIN_MS, installRequestHooks } from './http-server';
 import type { ListenerPair } from './management-listener';
 import { RouteNotFoundFilter } from './route-not-found.filter';
@@ -31,6 +32,9 @@ export async function startApp(
   const settings = await readSettings(definition.service, options);
   const logger = startLogging(definition.service, settings, options);
   const { adapter, listeners } = createHttpAdapter(options.requestTimeoutMs);
+  const fastify = adapter.getInstance();
+  if (options.onRoute) fastify.addHook('onRoute', options.onRoute);
+  await installApiDocuments(fastify);
   const app = await NestFactory.create<NestFastifyApplication>(
     definition.module({
       config: settings.config,
