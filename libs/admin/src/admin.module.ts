@@ -6,10 +6,12 @@ import { DeadLettersController } from './api/dead-letters.controller';
 import { RoutesController } from './api/routes.controller';
 import { AdminEnabledGuard, AdminTokenGuard } from './auth/admin-token.guard';
 import { AdminPageController } from './page/admin-page.controller';
+import { ApiReferenceController } from './reference/api-reference.controller';
 import { AdminTelegramClients } from './telegram/admin-telegram-clients';
 
 /**
- * The admin API (`/admin/api`) and page (`/admin`), on the management listener only
+ * The admin API (`/admin/api`), page (`/admin`), the management OpenAPI document
+ * (`/admin/openapi.json`) and its reference page (`/admin/reference`), on the management listener only
  * (the bootstrap answers 404 for them on the public port). Uses what CoreModule
  * provides: the config, the queue store and observability.
  */
@@ -17,6 +19,7 @@ import { AdminTelegramClients } from './telegram/admin-telegram-clients';
   imports: [PacingModule],
   controllers: [
     AdminPageController,
+    ApiReferenceController,
     AdminOverviewController,
     BotsController,
     RoutesController,

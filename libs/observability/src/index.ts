@@ -13,3 +13,4 @@ export {
 } from './logging/request-context';
 export { withTimeout, TimeoutError } from './timeout';
 export * from './health/pull-route-view';
+export { BOT_STATUS_SCHEMA } from './health/health.docs';

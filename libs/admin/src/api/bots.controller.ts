@@ -9,6 +9,7 @@ import {
   UseFilters,
   UseGuards,
 } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import { ConfigService, outboundOf, type BotConfig } from '@relaygram/config';
 import { OutboundPacer } from '@relaygram/pacing';
 import {
@@ -21,6 +22,7 @@ import { QUEUE_CONTEXT, type QueueContext } from '@relaygram/queue';
 import type { TelegramClient } from '@relaygram/telegram';
 import { AdminTokenGuard } from '../auth/admin-token.guard';
 import { AdminTelegramClients } from '../telegram/admin-telegram-clients';
+import { ADMIN_DOCS } from './admin-api.docs';
 import { AdminErrorFilter } from './admin-error.filter';
 import { notFound } from './admin-params';
 import { telegramFailure } from './telegram-failure';
@@ -54,6 +56,7 @@ export class BotsController {
   ) {}
 
   @Get()
+  @RouteConfig(ADMIN_DOCS.bots)
   async list() {
     const statuses = await this.reader.read({ redis: this.redisReady() });
     const views = await Promise.all(
@@ -63,6 +66,7 @@ export class BotsController {
   }
 
   @Get(':bot')
+  @RouteConfig(ADMIN_DOCS.bot)
   async one(@Param('bot') id: string) {
     const bot = this.bot(id);
     const statuses = await this.reader.read({ redis: this.redisReady() });
@@ -74,6 +78,7 @@ export class BotsController {
 
   /** Telegram's getWebhookInfo now, with what is wrong with it. */
   @Get(':bot/webhook')
+  @RouteConfig(ADMIN_DOCS.webhookInfo)
   async webhookInfo(@Param('bot') id: string) {
     const bot = this.bot(id);
     const info = await this.call(bot, (client) =>
@@ -87,6 +92,7 @@ export class BotsController {
    * never dropping pending updates (SPEC section 3); answers the webhook info after.
    */
   @Post(':bot/webhook')
+  @RouteConfig(ADMIN_DOCS.setWebhook)
   @HttpCode(200)
   async setWebhook(@Param('bot') id: string) {
     const bot = this.bot(id);

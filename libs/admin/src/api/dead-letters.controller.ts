@@ -12,6 +12,7 @@ import {
   UseGuards,
   ConflictException,
 } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import { ConfigService } from '@relaygram/config';
 import {
   DeadLetterStore,
@@ -20,6 +21,7 @@ import {
   type DeadLetterFilter,
 } from '@relaygram/queue';
 import { AdminTokenGuard } from '../auth/admin-token.guard';
+import { ADMIN_DOCS } from './admin-api.docs';
 import { AdminErrorFilter } from './admin-error.filter';
 import {
   badParameter,
@@ -48,6 +50,7 @@ export class DeadLettersController {
   ) {}
 
   @Get()
+  @RouteConfig(ADMIN_DOCS.deadLetters)
   async list(@Query() query: QueryParams) {
     const filter = deadLetterFilter(query);
     const limit = pageSize(query);
@@ -63,6 +66,7 @@ export class DeadLettersController {
 
   /** Re-send every dead letter of a route or a bot (optionally of one reason), oldest first. */
   @Post('replay')
+  @RouteConfig(ADMIN_DOCS.replayMatching)
   @HttpCode(200)
   async replayMatching(@Body() body: unknown, @Query() query: QueryParams) {
     const filter = deadLetterFilter({ ...query, ...bodyParams(body) });
@@ -85,6 +89,7 @@ export class DeadLettersController {
   }
 
   @Get(':id')
+  @RouteConfig(ADMIN_DOCS.deadLetter)
   async one(@Param('id') raw: string) {
     const id = deliveryId(raw);
     const letter = await this.store.get(id);
@@ -93,6 +98,7 @@ export class DeadLettersController {
   }
 
   @Post(':id/replay')
+  @RouteConfig(ADMIN_DOCS.replayOne)
   @HttpCode(200)
   async replay(@Param('id') raw: string) {
     const id = deliveryId(raw);
@@ -103,6 +109,7 @@ export class DeadLettersController {
   }
 
   @Delete(':id')
+  @RouteConfig(ADMIN_DOCS.remove)
   async remove(@Param('id') raw: string) {
     const id = deliveryId(raw);
     if (!(await this.store.delete(id))) throw notFound('dead letter', id);

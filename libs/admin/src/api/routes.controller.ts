@@ -1,8 +1,10 @@
 import { Controller, Get, Inject, Param, UseFilters, UseGuards } from '@nestjs/common';
-import { ConfigService, type RouteConfig } from '@relaygram/config';
+import { RouteConfig } from '@nestjs/platform-fastify';
+import { ConfigService, type RouteConfig as ConfiguredRoute } from '@relaygram/config';
 import { displayUrl } from '@relaygram/observability';
 import { QUEUE_CONTEXT, readRouteStats, type QueueContext } from '@relaygram/queue';
 import { AdminTokenGuard } from '../auth/admin-token.guard';
+import { ADMIN_DOCS } from './admin-api.docs';
 import { AdminErrorFilter } from './admin-error.filter';
 import { notFound } from './admin-params';
 
@@ -17,18 +19,20 @@ export class RoutesController {
   ) {}
 
   @Get()
+  @RouteConfig(ADMIN_DOCS.routes)
   async list() {
     return { routes: await Promise.all(this.config.config.routes.map((r) => this.view(r))) };
   }
 
   @Get(':route')
+  @RouteConfig(ADMIN_DOCS.route)
   async one(@Param('route') name: string) {
     const route = this.config.route(name);
     if (!route) throw notFound('route', name);
     return this.view(route);
   }
 
-  private async view(route: RouteConfig) {
+  private async view(route: ConfiguredRoute) {
     const stats = await readRouteStats(this.ctx, route.name);
     return {
       name: route.name,

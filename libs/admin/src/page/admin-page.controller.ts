@@ -1,5 +1,7 @@
 import { Controller, Get, Header, NotFoundException, Param, UseGuards } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import { AdminEnabledGuard } from '../auth/admin-token.guard';
+import { REFERENCE_DOCS } from '../reference/api-reference.docs';
 import {
   ADMIN_SCRIPTS,
   loadAdminPageAssets,
@@ -22,6 +24,7 @@ export class AdminPageController {
   private readonly assets: AdminPageAssets = loadAdminPageAssets();
 
   @Get()
+  @RouteConfig(REFERENCE_DOCS.adminPage)
   @Header('Content-Type', 'text/html; charset=utf-8')
   @Header('Content-Security-Policy', CSP)
   @Header('X-Content-Type-Options', 'nosniff')
@@ -32,6 +35,7 @@ export class AdminPageController {
   }
 
   @Get('assets/:file')
+  @RouteConfig(REFERENCE_DOCS.adminScript)
   @Header('Content-Type', 'text/javascript; charset=utf-8')
   @Header('X-Content-Type-Options', 'nosniff')
   @Header('Cache-Control', 'no-cache')
@@ -43,6 +47,7 @@ export class AdminPageController {
   }
 
   @Get('assets/admin.css')
+  @RouteConfig(REFERENCE_DOCS.adminStyle)
   @Header('Content-Type', 'text/css; charset=utf-8')
   @Header('X-Content-Type-Options', 'nosniff')
   @Header('Cache-Control', 'no-cache')

@@ -38,6 +38,7 @@ import {
   rawQuery,
   readLimited,
 } from './drop-in-body';
+import { DROP_IN_FILE_DOC, DROP_IN_METHOD_DOC } from './drop-in.docs';
 import { loggedPath, parseDropInPath } from './drop-in-path';
 import { answerPull, pullAccess } from './drop-in-pull';
 import { inspectMultipart, pacedRelay, refuse, relay } from './drop-in-relay';
@@ -76,6 +77,7 @@ export function dropInRoutes(deps: GatewayRouteDeps): FastifyPluginAsync {
       method: ALL_METHODS,
       url: '/bot*',
       exposeHeadRoute: false,
+      config: DROP_IN_METHOD_DOC,
       onRequest: authHook(authorizeDropIn(deps, 'method')),
       handler: (request, reply) => handleMethod(deps, request, reply),
     });
@@ -83,6 +85,7 @@ export function dropInRoutes(deps: GatewayRouteDeps): FastifyPluginAsync {
       method: ALL_METHODS,
       url: '/file/bot*',
       exposeHeadRoute: false,
+      config: DROP_IN_FILE_DOC,
       onRequest: authHook(authorizeDropIn(deps, 'file')),
       handler: (request, reply) => handleFile(deps, request, reply),
     });

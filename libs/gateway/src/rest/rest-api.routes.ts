@@ -26,6 +26,7 @@ import {
   toBotApiParams,
   type RestOperation,
 } from './rest-operations';
+import { rawMethodConfig, restOperationConfig } from './rest-api.docs';
 import { restUpload } from './rest-upload';
 
 export const REST_PREFIX = '/api/v1';
@@ -104,15 +105,23 @@ function restHandler(route: RestRoute, handle: RestHandler) {
 function registerOperation(api: FastifyInstance, route: RestRoute & { op: RestOperation }): void {
   const onRequest = authHook(authorize(route.deps, () => route.op.method));
   const handler = restHandler(route, handleOperation);
-  api.post(`/${route.op.path}`, { onRequest }, handler);
-  api.post(`/:botId/${route.op.path}`, { onRequest }, handler);
+  api.post(
+    `/${route.op.path}`,
+    { onRequest, config: restOperationConfig(route.op, false) },
+    handler,
+  );
+  api.post(
+    `/:botId/${route.op.path}`,
+    { onRequest, config: restOperationConfig(route.op, true) },
+    handler,
+  );
 }
 
 function registerRaw(api: FastifyInstance, route: RestRoute): void {
   const onRequest = authHook(authorize(route.deps, (params) => params.method ?? ''));
   const handler = restHandler(route, handleRaw);
-  api.post('/raw/:method', { onRequest }, handler);
-  api.post('/:botId/raw/:method', { onRequest }, handler);
+  api.post('/raw/:method', { onRequest, config: rawMethodConfig(false) }, handler);
+  api.post('/:botId/raw/:method', { onRequest, config: rawMethodConfig(true) }, handler);
 }
 
 /** Token, bot and method are checked before a byte of the body is read. */

@@ -18,6 +18,8 @@ export interface RestOperation {
   /** The Bot API method it calls; what `clients[].methods` is checked against. */
   readonly method: string;
   readonly validate: (input: unknown) => Validated<object>;
+  /** The DTO `validate` checks against; the OpenAPI document reads its schema. */
+  readonly dto: new () => object;
   /** The field a multipart upload's file part fills (`photo`, `document`). */
   readonly uploadField?: string;
   /** Form and multipart values are text: these become integers, these JSON. */
@@ -35,6 +37,7 @@ function operation<T extends object>(
     path,
     method,
     validate: compileValidator(dto),
+    dto,
     uploadField: extra.uploadField,
     integerFields: extra.integerFields ?? [],
     jsonFields: extra.jsonFields ?? ['options'],

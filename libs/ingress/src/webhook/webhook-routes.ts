@@ -15,6 +15,7 @@ import { IngressBots, type IngressBot } from '../bots/ingress-bots';
 import { UpdateIntake } from '../intake/update-intake';
 import { parseUpdate } from '../intake/update-validation';
 import { acceptedReply, badRequestReply, WEBHOOK_REPLIES } from './webhook-replies';
+import { BOT_WEBHOOK_DOC, DEFAULT_BOT_WEBHOOK_DOC } from './webhook.docs';
 
 /** Where Telegram posts updates: `/webhooks/telegram/:botId`, or this for the default bot. */
 export const WEBHOOK_PATH = '/webhooks/telegram';
@@ -82,8 +83,16 @@ export class WebhookRoutes implements OnModuleInit {
     };
     const handler = (request: FastifyRequest, reply: FastifyReply) =>
       this.receive(request as WebhookRequest, reply);
-    instance.post<WebhookRoute>(`${WEBHOOK_PATH}/:botId`, options, handler);
-    instance.post<WebhookRoute>(WEBHOOK_PATH, options, handler);
+    instance.post<WebhookRoute>(
+      `${WEBHOOK_PATH}/:botId`,
+      { ...options, config: BOT_WEBHOOK_DOC },
+      handler,
+    );
+    instance.post<WebhookRoute>(
+      WEBHOOK_PATH,
+      { ...options, config: DEFAULT_BOT_WEBHOOK_DOC },
+      handler,
+    );
   }
 
   /** 404 for an unknown or polling bot, 401 for a missing or wrong secret. */

@@ -5,12 +5,14 @@ import {
   HealthIndicatorService,
   type HealthIndicatorResult,
 } from '@nestjs/terminus';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import { ConfigService } from '@relaygram/config';
 import { errorMessage } from '@relaygram/contracts';
 import { REDIS, type RelaygramRedis } from '@relaygram/queue';
 import { withTimeout } from '../timeout';
 import { BotStatusReader } from './bot-status-reader';
 import { HEALTH_SOURCE_TIMEOUT_MS, HealthRegistry } from './health-registry';
+import { HEALTHZ_DOC, LIVE_DOC, READY_DOC } from './health.docs';
 
 export const REDIS_PING_TIMEOUT_MS = 1000;
 
@@ -39,6 +41,7 @@ export class HealthController {
 
   /** The process runs and its event loop turns; nothing external is checked. */
   @Get('health/live')
+  @RouteConfig(LIVE_DOC)
   @HealthCheck()
   live() {
     return this.health.check([]);
@@ -46,6 +49,7 @@ export class HealthController {
 
   /** Ready to take traffic: Redis answers, the config is loaded, every feature says it is ready. */
   @Get('health/ready')
+  @RouteConfig(READY_DOC)
   @HealthCheck()
   ready() {
     const checks = [
@@ -87,6 +91,7 @@ export class HealthController {
    * 503, with what is known, when Redis does not answer.
    */
   @Get('healthz')
+  @RouteConfig(HEALTHZ_DOC)
   @HttpCode(HttpStatus.OK)
   async healthz() {
     const redisUp = await pingWithin(this.redis, REDIS_PING_TIMEOUT_MS);

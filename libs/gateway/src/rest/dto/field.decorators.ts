@@ -1,17 +1,29 @@
 import { registerDecorator, type ValidationArguments } from 'class-validator';
+import type { JsonSchema } from '@relaygram/openapi';
 
 type Check = (value: unknown, args: ValidationArguments) => string | undefined;
+
+/**
+ * What a field accepts, as JSON Schema, kept as the constraint of its class-validator
+ * decorator: the OpenAPI document reads it from class-validator's metadata (dto-schema.ts),
+ * so the check and its description are written side by side, once.
+ */
+export interface FieldSchema {
+  readonly schema: JsonSchema;
+  readonly required: boolean;
+}
 
 /**
  * One decorator per field and one message per problem, naming the field: a caller
  * sees `chat_id is required`, not three messages about the same missing value.
  */
-function field(name: string, check: Check): PropertyDecorator {
+function field(name: string, documented: FieldSchema, check: Check): PropertyDecorator {
   return (target, propertyName) => {
     registerDecorator({
       name,
       target: target.constructor,
       propertyName: String(propertyName),
+      constraints: [documented],
       validator: {
         validate: (value: unknown, args: ValidationArguments) => check(value, args) === undefined,
         // Asked only for a value that failed, so checking again costs nothing on success.
@@ -26,7 +38,11 @@ const MAX_CHAT_USERNAME = 256;
 
 /** Telegram's chat_id: an integer, or a string such as `@channelusername` or `"-100123"`. */
 export function ChatId(options: { optional?: boolean } = {}): PropertyDecorator {
-  return field('chatId', (value) => {
+  const schema = {
+    oneOf: [{ type: 'integer' }, { type: 'string', minLength: 1, maxLength: MAX_CHAT_USERNAME }],
+    description: 'A chat id, or a username such as `@channelusername`',
+  };
+  return field('chatId', { schema, required: !options.optional }, (value) => {
     if (value === undefined || value === null) return options.optional ? undefined : 'is required';
     if (typeof value === 'number') {
       return Number.isSafeInteger(value) ? undefined : 'must be an integer or a string';
@@ -39,7 +55,8 @@ export function ChatId(options: { optional?: boolean } = {}): PropertyDecorator 
 }
 
 export function PositiveInteger(): PropertyDecorator {
-  return field('positiveInteger', (value) => {
+  const schema = { type: 'integer', minimum: 1 };
+  return field('positiveInteger', { schema, required: true }, (value) => {
     if (value === undefined || value === null) return 'is required';
     return typeof value === 'number' && Number.isSafeInteger(value) && value > 0
       ? undefined
@@ -48,14 +65,16 @@ export function PositiveInteger(): PropertyDecorator {
 }
 
 export function NonEmptyText(): PropertyDecorator {
-  return field('nonEmptyText', (value) => {
+  const schema = { type: 'string', minLength: 1 };
+  return field('nonEmptyText', { schema, required: true }, (value) => {
     if (value === undefined || value === null) return 'is required';
     return typeof value === 'string' && value.length > 0 ? undefined : 'must be a non-empty string';
   });
 }
 
 export function OptionalObject(): PropertyDecorator {
-  return field('optionalObject', (value) =>
+  const schema = { type: 'object' };
+  return field('optionalObject', { schema, required: false }, (value) =>
     value === undefined || isPlainObject(value) ? undefined : 'must be a JSON object',
   );
 }
@@ -66,7 +85,14 @@ export function OptionalObject(): PropertyDecorator {
  */
 export function BotApiOptions(...namedFields: string[]): PropertyDecorator {
   const taken = new Set([...namedFields, 'method']);
-  return field('botApiOptions', (value) => {
+  const schema = {
+    type: 'object',
+    description:
+      "The method's other Bot API parameters (parse_mode, reply_markup...), merged into " +
+      `the call; not ${[...taken].join(', ')}`,
+    propertyNames: { not: { enum: [...taken] } },
+  };
+  return field('botApiOptions', { schema, required: false }, (value) => {
     if (value === undefined) return undefined;
     if (!isPlainObject(value)) return 'must be a JSON object of Bot API parameters';
     for (const key of Object.keys(value)) {

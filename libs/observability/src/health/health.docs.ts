@@ -1,0 +1,86 @@
+import { routeConfig, type JsonSchema } from '@relaygram/openapi';
+
+const PULL_ROUTE_VIEW: JsonSchema = {
+  type: 'object',
+  required: ['route', 'client', 'pending', 'last_polled_at', 'stale'],
+  properties: {
+    route: { type: 'string' },
+    client: { type: 'string' },
+    pending: { type: ['integer', 'null'] },
+    last_polled_at: { type: ['string', 'null'], format: 'date-time' },
+    stale: { type: 'boolean' },
+  },
+};
+
+/** BotStatus: a bot as /healthz and the admin API show it. */
+export const BOT_STATUS_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['id', 'mode', 'polling', 'healthy', 'queue', 'dead'],
+  properties: {
+    id: { type: 'string' },
+    mode: { enum: ['polling', 'webhook'] },
+    polling: { type: 'boolean' },
+    healthy: { type: 'boolean' },
+    queue: { type: ['integer', 'null'], description: 'Deliveries waiting; null: Redis is away.' },
+    dead: { type: ['integer', 'null'], description: 'Dead letters held; null: Redis is away.' },
+    state: { type: 'string' },
+    problem: { type: 'string' },
+    webhook: { type: 'object', description: "expected_url and Telegram's getWebhookInfo" },
+    pull_routes: { type: 'array', items: PULL_ROUTE_VIEW },
+  },
+};
+
+const HEALTHZ: JsonSchema = {
+  type: 'object',
+  required: ['status', 'service', 'polling', 'bots'],
+  properties: {
+    status: { enum: ['ok', 'degraded'] },
+    service: { enum: ['ingress', 'dispatcher', 'gateway', 'standalone'] },
+    polling: { type: 'boolean' },
+    bots: { type: 'array', items: BOT_STATUS_SCHEMA },
+    error: { type: 'string' },
+  },
+};
+
+const TERMINUS: JsonSchema = {
+  type: 'object',
+  required: ['status'],
+  properties: {
+    status: { enum: ['ok', 'error', 'shutting_down'] },
+    info: { type: 'object' },
+    error: { type: 'object' },
+    details: { type: 'object' },
+  },
+};
+
+const probe = (operationId: string, summary: string, down: string) =>
+  routeConfig({
+    operationId,
+    summary,
+    tags: ['health'],
+    security: [],
+    bothListeners: true,
+    responses: {
+      200: { description: 'Up', schema: TERMINUS },
+      503: { description: down, schema: TERMINUS },
+    },
+  });
+
+export const LIVE_DOC = probe('getLiveness', 'Liveness probe', 'Shutting down');
+export const READY_DOC = probe(
+  'getReadiness',
+  'Readiness probe: Redis answers, the config is loaded, every feature is ready',
+  'Not ready: `error` names the checks that failed',
+);
+
+export const HEALTHZ_DOC = routeConfig({
+  operationId: 'getHealthSummary',
+  summary: "The operator's summary: every bot's mode, health, queue and dead letters",
+  tags: ['health'],
+  security: [],
+  bothListeners: true,
+  responses: {
+    200: { description: 'ok, or degraded when a bot is unhealthy', schema: HEALTHZ },
+    503: { description: 'Redis does not answer; what is known, with `error`', schema: HEALTHZ },
+  },
+});
