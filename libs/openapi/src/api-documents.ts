@@ -66,7 +66,13 @@ export async function registerApiDocuments(
     await fastify.register(fastifySwagger, {
       openapi: {
         openapi: '3.1.0',
-        info: { ...INFO[listener], version: '1.0.0' },
+        info: {
+          ...INFO[listener],
+          version: '1.0.0',
+          license: { name: 'MIT', identifier: 'MIT' },
+        },
+        // Relative: the document describes the listener it is fetched from.
+        servers: [{ url: '/', description: `This process's ${listener} listener` }],
         tags: [...TAGS[listener]],
         components: { securitySchemes: SECURITY_SCHEMES as never },
       },

@@ -65,3 +65,15 @@ export { pngHead } from './png-head';
 export { workspaceRoot } from './process/workspace-root';
 export { CliArgs } from './process/cli-args';
 export { closedPort } from './process/closed-port';
+export {
+  describeApiDocuments,
+  type DocumentedApp,
+  type DocumentedAppStart,
+} from './api-documents/api-documents-suite';
+export { lintApiDocument } from './api-documents/document-lint';
+export {
+  coverageProblems,
+  documentOperations,
+  expectedOperations,
+  type OpenApiDocument,
+} from './api-documents/route-coverage';
