@@ -1,6 +1,7 @@
 import { DeadReason } from '@relaygram/contracts';
 import type { RunningApp } from '@relaygram/platform';
 import {
+  expectDocumentedAnswer,
   RecordingReceiver,
   TelegramEmulator,
   type BotIdentity,
@@ -35,11 +36,16 @@ async function call(
   });
   const text = await res.body.text();
   let body: Record<string, unknown> = {};
+  let json = true;
   try {
     body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
   } catch {
     body = { text };
+    json = false;
   }
+  const type = res.headers['content-type'];
+  const contentType = json && typeof type === 'string' ? type : 'text/plain';
+  await expectDocumentedAnswer({ method, url, status: res.statusCode, contentType, body });
   return { status: res.statusCode, body, headers: res.headers };
 }
 

@@ -1,7 +1,12 @@
 import { startApp, type RunningApp } from '@relaygram/platform';
 import { createRedis, waitForRedis, type RelaygramRedis } from '@relaygram/queue';
 import { request } from 'undici';
-import { captureLogs, deleteKeys, inProcessStart } from '@relaygram/testing';
+import {
+  captureLogs,
+  deleteKeys,
+  expectDocumentedAnswer,
+  inProcessStart,
+} from '@relaygram/testing';
 import { StandaloneAppModule } from '../src/app.module';
 
 export {
@@ -59,11 +64,11 @@ export async function getJson(
 ): Promise<{ status: number; body: Record<string, unknown>; headers: Record<string, unknown> }> {
   const res = await request(url, { headers });
   const text = await res.body.text();
-  return {
-    status: res.statusCode,
-    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
-    headers: res.headers,
-  };
+  const body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  const type = res.headers['content-type'];
+  const contentType = typeof type === 'string' ? type : undefined;
+  await expectDocumentedAnswer({ method: 'GET', url, status: res.statusCode, contentType, body });
+  return { status: res.statusCode, body, headers: res.headers };
 }
 
 /** Samples of a Prometheus text exposition: `name{labels} value`. */

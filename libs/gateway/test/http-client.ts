@@ -1,3 +1,4 @@
+import { expectDocumentedAnswer } from '@relaygram/testing';
 import { request } from 'undici';
 
 export interface JsonAnswer<T = Record<string, unknown>> {
@@ -19,23 +20,38 @@ export async function post<T = Record<string, unknown>>(
     headers: raw ? headers : { 'content-type': 'application/json', ...headers },
     body: raw ? body : JSON.stringify(body),
   });
-  return answer<T>(res);
+  return answer<T>('POST', url, res);
 }
 
 export async function get<T = Record<string, unknown>>(
   url: string,
   headers: Record<string, string> = {},
 ): Promise<JsonAnswer<T>> {
-  return answer<T>(await request(url, { headers }));
+  return answer<T>('GET', url, await request(url, { headers }));
 }
 
-async function answer<T>(res: Awaited<ReturnType<typeof request>>): Promise<JsonAnswer<T>> {
+/** Reads the answer; a REST or admin answer must match the app's OpenAPI document. */
+async function answer<T>(
+  method: string,
+  url: string,
+  res: Awaited<ReturnType<typeof request>>,
+): Promise<JsonAnswer<T>> {
   const text = await res.body.text();
   let body: unknown;
+  let json = true;
   try {
     body = JSON.parse(text);
   } catch {
     body = { unparsed: text };
+    json = false;
   }
+  const type = res.headers['content-type'];
+  await expectDocumentedAnswer({
+    method,
+    url,
+    status: res.statusCode,
+    contentType: json ? (typeof type === 'string' ? type : undefined) : 'text/plain',
+    body,
+  });
   return { status: res.statusCode, headers: res.headers, body: body as T, text };
 }

@@ -58,4 +58,7 @@ export const BOT_ID_PARAM: ParameterDoc = Object.freeze({
   description: 'A bot id of the config (`bots[].id`).',
 });
 
-export const JSON_OBJECT: JsonSchema = Object.freeze({ type: 'object' });
+export const JSON_OBJECT: JsonSchema = Object.freeze({
+  type: 'object',
+  additionalProperties: true,
+});

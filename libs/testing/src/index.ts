@@ -77,3 +77,8 @@ export {
   expectedOperations,
   type OpenApiDocument,
 } from './api-documents/route-coverage';
+export {
+  answerProblem,
+  expectDocumentedAnswer,
+  type ApiAnswer,
+} from './api-documents/documented-answers';

@@ -91,7 +91,11 @@ const WEBHOOK_VIEW: JsonSchema = {
   properties: {
     bot: { type: 'string' },
     mode: { enum: ['polling', 'webhook'] },
-    webhook: { type: 'object', description: "Telegram's getWebhookInfo (the URL without query)" },
+    webhook: {
+      type: 'object',
+      additionalProperties: true,
+      description: "Telegram's getWebhookInfo (the URL without query)",
+    },
     expected_url: { type: 'string' },
     problem: { type: 'string' },
     status: { const: 'set' },

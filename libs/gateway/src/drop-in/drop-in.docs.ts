@@ -9,7 +9,11 @@ const TOKEN: ParameterDoc = {
 };
 
 const TELEGRAM_ERROR = { description: 'Telegram-style error', schema: TELEGRAM_ERROR_BODY };
-const PARAMETERS = { type: 'object', description: "The method's Bot API parameters" };
+const PARAMETERS = {
+  type: 'object',
+  description: "The method's Bot API parameters",
+  additionalProperties: true,
+};
 
 /**
  * `/bot<token>/<method>`: the Bot API as Telegram serves it. A framework needs only its

@@ -26,6 +26,44 @@ const REST_ERROR: JsonSchema = {
   },
 };
 
+/** Telegram's Message, as far as Relaygram's callers rely on it; Telegram sends more. */
+const MESSAGE: JsonSchema = {
+  type: 'object',
+  required: ['message_id', 'date', 'chat'],
+  properties: {
+    message_id: { type: 'integer' },
+    date: { type: 'integer' },
+    chat: {
+      type: 'object',
+      required: ['id', 'type'],
+      properties: { id: { type: 'integer' }, type: { type: 'string' } },
+      additionalProperties: true,
+    },
+    text: { type: 'string' },
+  },
+  additionalProperties: true,
+};
+const TRUE: JsonSchema = { const: true };
+
+/** What Telegram answers each REST row's method with (its `result`). */
+const RESULTS: Readonly<Record<string, JsonSchema>> = {
+  sendMessage: MESSAGE,
+  editMessageText: { oneOf: [MESSAGE, TRUE], description: 'true for an inline message' },
+  editMessageReplyMarkup: { oneOf: [MESSAGE, TRUE], description: 'true for an inline message' },
+  deleteMessage: TRUE,
+  forwardMessage: MESSAGE,
+  copyMessage: {
+    type: 'object',
+    required: ['message_id'],
+    properties: { message_id: { type: 'integer' } },
+    additionalProperties: true,
+  },
+  sendPhoto: MESSAGE,
+  sendDocument: MESSAGE,
+  answerCallbackQuery: TRUE,
+  sendChatAction: TRUE,
+};
+
 const RETRY_AFTER = { type: 'string', description: 'Seconds to wait' };
 
 const IDEMPOTENCY_KEY = {
@@ -118,14 +156,22 @@ function operationDoc(op: RestOperation, withBot: boolean): RouteDoc {
       'may be written as digits and objects as JSON text.',
     body: { content },
     responses: {
-      200: { description: "Telegram's `result`, as it is", schema: {}, headers: REPLAYED },
+      200: {
+        description: "Telegram's `result`, as it is",
+        schema: RESULTS[op.method] ?? {},
+        headers: REPLAYED,
+      },
       ...restErrors(false),
     },
   };
 }
 
 function rawDoc(withBot: boolean): RouteDoc {
-  const params = { type: 'object', description: "The method's Bot API parameters" };
+  const params = {
+    type: 'object',
+    description: "The method's Bot API parameters",
+    additionalProperties: true,
+  };
   return {
     ...common(withBot),
     operationId: withBot ? 'callBotMethod' : 'callDefaultBotMethod',

@@ -25,9 +25,15 @@ export const BOT_STATUS_SCHEMA: JsonSchema = {
     dead: { type: ['integer', 'null'], description: 'Dead letters held; null: Redis is away.' },
     state: { type: 'string' },
     problem: { type: 'string' },
-    webhook: { type: 'object', description: "expected_url and Telegram's getWebhookInfo" },
+    webhook: {
+      type: 'object',
+      additionalProperties: true,
+      description: "expected_url and Telegram's getWebhookInfo",
+    },
     pull_routes: { type: 'array', items: PULL_ROUTE_VIEW },
   },
+  // Features report more of a bot (a webhook bot's last error, a gateway's pacing).
+  additionalProperties: true,
 };
 
 const HEALTHZ: JsonSchema = {
@@ -40,6 +46,8 @@ const HEALTHZ: JsonSchema = {
     bots: { type: 'array', items: BOT_STATUS_SCHEMA },
     error: { type: 'string' },
   },
+  // Features add fields of their own (the gateway's clients); they never replace these.
+  additionalProperties: true,
 };
 
 const TERMINUS: JsonSchema = {
@@ -47,9 +55,9 @@ const TERMINUS: JsonSchema = {
   required: ['status'],
   properties: {
     status: { enum: ['ok', 'error', 'shutting_down'] },
-    info: { type: 'object' },
-    error: { type: 'object' },
-    details: { type: 'object' },
+    info: { type: 'object', additionalProperties: true },
+    error: { type: 'object', additionalProperties: true },
+    details: { type: 'object', additionalProperties: true },
   },
 };
 

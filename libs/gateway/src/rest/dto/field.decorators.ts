@@ -73,7 +73,7 @@ export function NonEmptyText(): PropertyDecorator {
 }
 
 export function OptionalObject(): PropertyDecorator {
-  const schema = { type: 'object' };
+  const schema = { type: 'object', additionalProperties: true };
   return field('optionalObject', { schema, required: false }, (value) =>
     value === undefined || isPlainObject(value) ? undefined : 'must be a JSON object',
   );
@@ -91,6 +91,7 @@ export function BotApiOptions(...namedFields: string[]): PropertyDecorator {
       "The method's other Bot API parameters (parse_mode, reply_markup...), merged into " +
       `the call; not ${[...taken].join(', ')}`,
     propertyNames: { not: { enum: [...taken] } },
+    additionalProperties: true,
   };
   return field('botApiOptions', { schema, required: false }, (value) => {
     if (value === undefined) return undefined;
