@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { createRelaygramClient } from '@relaygram/client';
 import { freePort } from '@relaygram/queue';
 import type { SigningScheme } from '@relaygram/signing';
 import { errorMessage } from '@relaygram/contracts';
@@ -304,14 +305,15 @@ async function waitUntilReady(url: string, child: StandaloneProcess): Promise<vo
   }
 }
 
+/** The support service's reply, through @relaygram/client: the typed client of the public API. */
 async function sendThroughGateway(
   url: string,
   serviceToken: string,
 ): Promise<{ message_id: number }> {
-  const res = await fetch(`${url}/api/v1/${DEMO.bot}/messages/send`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-service-token': serviceToken },
-    body: JSON.stringify({
+  const relaygram = createRelaygramClient({ baseUrl: url, serviceToken });
+  const { data, error, response } = await relaygram.POST('/api/v1/{botId}/messages/send', {
+    params: { path: { botId: DEMO.bot } },
+    body: {
       chat_id: DEMO.userChat,
       text: 'Welcome, Ada! What would you like to do?',
       options: {
@@ -319,13 +321,12 @@ async function sendThroughGateway(
           inline_keyboard: [[{ text: 'Open the shop', callback_data: 'menu:shop' }]],
         },
       },
-    }),
+    },
   });
-  const body = (await res.json()) as { message_id?: number; error?: string };
-  if (res.status !== 200 || typeof body.message_id !== 'number') {
-    throw new Error(`the gateway answered ${res.status}: ${JSON.stringify(body)}`);
+  if (!data) {
+    throw new Error(`the gateway answered ${response.status}: ${JSON.stringify(error)}`);
   }
-  return { message_id: body.message_id };
+  return { message_id: data.message_id };
 }
 
 async function getJson(url: string): Promise<unknown> {

@@ -1,0 +1,6 @@
+export {
+  createRelaygramClient,
+  type RelaygramClient,
+  type RelaygramClientOptions,
+} from './relaygram-client';
+export type { components, operations, paths } from './generated/public-api';
