@@ -17,6 +17,8 @@ export class RouteNotFoundFilter implements ExceptionFilter<NotFoundException> {
       void reply.code(404).send({ statusCode: 404, error: 'Not Found', message: 'no such route' });
       return;
     }
-    void reply.code(404).send(body);
+    // A handler that set its own Content-Type (a script, a page) before it threw would make
+    // Fastify refuse this JSON body and answer 500.
+    void reply.code(404).type('application/json; charset=utf-8').send(body);
   }
 }
