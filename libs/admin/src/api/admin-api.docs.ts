@@ -9,6 +9,7 @@ import {
   type RouteDoc,
 } from '@relaygram/openapi';
 import { BOT_STATUS_SCHEMA } from '@relaygram/observability';
+import { BOT_MODES, DELIVERY_FORMATS, ORDERINGS } from '@relaygram/config';
 import { DEAD_REASONS } from '@relaygram/contracts';
 import { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE } from './admin-params';
 
@@ -90,7 +91,7 @@ const WEBHOOK_VIEW: JsonSchema = {
   required: ['bot', 'mode', 'webhook'],
   properties: {
     bot: { type: 'string' },
-    mode: { enum: ['polling', 'webhook'] },
+    mode: { enum: [...BOT_MODES] },
     webhook: {
       type: 'object',
       additionalProperties: true,
@@ -109,8 +110,8 @@ const ROUTE_VIEW: JsonSchema = {
     name: { type: 'string' },
     bots: { type: 'array', items: { type: 'string' } },
     target: { type: ['string', 'null'], description: 'Without query or user info' },
-    format: { enum: ['update', 'envelope'] },
-    ordering: { enum: ['chat', 'strict', 'none'] },
+    format: { enum: [...DELIVERY_FORMATS] },
+    ordering: { enum: [...ORDERINGS] },
     concurrency: { type: 'integer' },
     queue: { type: 'integer' },
     lanes: { type: 'integer' },

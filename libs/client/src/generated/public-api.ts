@@ -752,7 +752,7 @@ export interface operations {
             /** @enum {unknown} */
             status: 'ok' | 'degraded';
             /** @enum {unknown} */
-            service: 'ingress' | 'dispatcher' | 'gateway' | 'standalone';
+            service: 'ingress' | 'gateway' | 'dispatcher' | 'standalone';
             polling: boolean;
             bots: ({
               id: string;
@@ -797,7 +797,7 @@ export interface operations {
             /** @enum {unknown} */
             status: 'ok' | 'degraded';
             /** @enum {unknown} */
-            service: 'ingress' | 'dispatcher' | 'gateway' | 'standalone';
+            service: 'ingress' | 'gateway' | 'dispatcher' | 'standalone';
             polling: boolean;
             bots: ({
               id: string;

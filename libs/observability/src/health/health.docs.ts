@@ -1,3 +1,4 @@
+import { BOT_MODES, DEFAULT_PORTS } from '@relaygram/config';
 import { routeConfig, type JsonSchema } from '@relaygram/openapi';
 
 const PULL_ROUTE_VIEW: JsonSchema = {
@@ -18,7 +19,7 @@ export const BOT_STATUS_SCHEMA: JsonSchema = {
   required: ['id', 'mode', 'polling', 'healthy', 'queue', 'dead'],
   properties: {
     id: { type: 'string' },
-    mode: { enum: ['polling', 'webhook'] },
+    mode: { enum: [...BOT_MODES] },
     polling: { type: 'boolean' },
     healthy: { type: 'boolean' },
     queue: { type: ['integer', 'null'], description: 'Deliveries waiting; null: Redis is away.' },
@@ -41,7 +42,7 @@ const HEALTHZ: JsonSchema = {
   required: ['status', 'service', 'polling', 'bots'],
   properties: {
     status: { enum: ['ok', 'degraded'] },
-    service: { enum: ['ingress', 'dispatcher', 'gateway', 'standalone'] },
+    service: { enum: Object.keys(DEFAULT_PORTS) },
     polling: { type: 'boolean' },
     bots: { type: 'array', items: BOT_STATUS_SCHEMA },
     error: { type: 'string' },
