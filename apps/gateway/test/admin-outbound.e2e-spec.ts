@@ -5,6 +5,7 @@ import {
   HEADLESS_CHROMIUM_ARGS,
   TelegramEmulator,
   type BotIdentity,
+  expectDocumentedAnswer,
 } from '@relaygram/testing';
 import { chromium, type Browser } from 'playwright-core';
 import { request } from 'undici';
@@ -77,9 +78,13 @@ describe('outbound budgets and pauses on the admin page', () => {
   });
 
   async function outbound(): Promise<OutboundView> {
-    const res = await request(`${running.adminUrl}/admin/api/bots/shop-bot`, { headers: admin });
+    const url = `${running.adminUrl}/admin/api/bots/shop-bot`;
+    const res = await request(url, { headers: admin });
     expect(res.statusCode).toBe(200);
-    return ((await res.body.json()) as { outbound: OutboundView }).outbound;
+    const body = await res.body.json();
+    const contentType = String(res.headers['content-type']);
+    await expectDocumentedAnswer({ method: 'GET', url, status: 200, contentType, body });
+    return (body as { outbound: OutboundView }).outbound;
   }
 
   it('shows the budgets, and a chat paused by a Telegram 429 with its chat id and time left', async () => {
@@ -102,7 +107,13 @@ describe('outbound budgets and pauses on the admin page', () => {
       body: JSON.stringify({ chat_id: 4242, text: 'too many' }),
     });
     expect(res.statusCode).toBe(502);
-    await res.body.dump();
+    await expectDocumentedAnswer({
+      method: 'POST',
+      url: `${running.url}/api/v1/shop-bot/messages/send`,
+      status: res.statusCode,
+      contentType: String(res.headers['content-type']),
+      body: await res.body.json(),
+    });
     const view = await outbound();
     expect(view.pause).toBeNull();
     expect(view.paused_chats_total).toBe(1);

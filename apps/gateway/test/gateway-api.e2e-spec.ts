@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { RunningApp } from '@relaygram/platform';
-import { TelegramEmulator, type BotIdentity } from '@relaygram/testing';
+import { TelegramEmulator, type BotIdentity, expectDocumentedAnswer } from '@relaygram/testing';
 import { request } from 'undici';
 import { bootGateway, type GatewayApp } from './support/gateway-app';
 
@@ -56,7 +56,15 @@ describe('gateway app serving the gateway', () => {
       body: JSON.stringify({ chat_id: 7, text: 'from the app' }),
     });
     expect(res.statusCode).toBe(200);
-    expect(await res.body.json()).toMatchObject({ chat: { id: 7 }, text: 'from the app' });
+    const body = await res.body.json();
+    expect(body).toMatchObject({ chat: { id: 7 }, text: 'from the app' });
+    await expectDocumentedAnswer({
+      method: 'POST',
+      url: `${running.url}/api/v1/messages/send`,
+      status: res.statusCode,
+      contentType: String(res.headers['content-type']),
+      body,
+    });
   });
 
   it('serves the drop-in', async () => {

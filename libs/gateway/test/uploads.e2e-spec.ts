@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { request } from 'undici';
-import { pngHead, type RecordedCall } from '@relaygram/testing';
+import { pngHead, type RecordedCall, expectDocumentedAnswer } from '@relaygram/testing';
 import { CountingProxy } from './counting-proxy';
 import { startGatewayHarness, type GatewayHarness } from './gateway-harness';
 import { streamedMultipart, type GeneratedFile } from './multipart-body';
@@ -30,12 +30,15 @@ describe('REST uploads', () => {
       body: multipart.body,
     });
     const text = await res.body.text();
-    return {
+    const body = JSON.parse(text) as Record<string, unknown>;
+    await expectDocumentedAnswer({
+      method: 'POST',
+      url: `${h.url}/api/v1/${path}`,
       status: res.statusCode,
-      headers: res.headers,
-      body: JSON.parse(text) as Record<string, unknown>,
-      sha256: multipart.sha256,
-    };
+      contentType: String(res.headers['content-type']),
+      body,
+    });
+    return { status: res.statusCode, headers: res.headers, body, sha256: multipart.sha256 };
   };
   const documents = (): RecordedCall[] => h.emulator.calls(h.main.id, { method: 'sendDocument' });
 
