@@ -4,6 +4,7 @@ import {
   TelegramEmulator,
   type BotIdentity,
   eventually,
+  expectDocumentedAnswer,
   pollingBot,
   webhookBot,
   writeEmulatedConfig,
@@ -124,7 +125,13 @@ describe('/metrics after a scripted run (standalone)', () => {
       body: JSON.stringify({ chat_id: 1, text: 'reply' }),
     });
     expect(sent.statusCode).toBe(200);
-    await sent.body.dump();
+    await expectDocumentedAnswer({
+      method: 'POST',
+      url: `${app.url}/api/v1/sol/messages/send`,
+      status: sent.statusCode,
+      contentType: String(sent.headers['content-type']),
+      body: await sent.body.json(),
+    });
 
     await eventually(
       () =>
