@@ -90,7 +90,9 @@ export function BotApiOptions(...namedFields: string[]): PropertyDecorator {
     description:
       "The method's other Bot API parameters (parse_mode, reply_markup...), merged into " +
       `the call; not ${[...taken].join(', ')}`,
-    propertyNames: { not: { enum: [...taken] } },
+    propertyNames: {
+      not: { anyOf: [{ enum: namedFields }, { pattern: '^[mM][eE][tT][hH][oO][dD]$' }] },
+    },
     additionalProperties: true,
   };
   return field('botApiOptions', { schema, required: false }, (value) => {
