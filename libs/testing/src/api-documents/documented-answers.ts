@@ -104,7 +104,12 @@ function documentOf(origin: string, path: string): Promise<OpenApiDocument | und
       return (await res.body.json()) as OpenApiDocument;
     })();
     documents.set(key, document);
-    document.catch(() => documents.delete(key));
+    // Neither a failure nor an app without ADMIN_TOKEN is kept: the next app on this
+    // port may serve the document.
+    document.then(
+      (found) => found === undefined && documents.delete(key),
+      () => documents.delete(key),
+    );
   }
   return document;
 }
