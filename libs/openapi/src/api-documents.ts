@@ -31,8 +31,14 @@ const INFO: Readonly<Record<Listener, { title: string; description: string }>> =
 
 const TAGS: Readonly<Record<Listener, ReadonlyArray<{ name: string; description: string }>>> = {
   public: [
-    { name: 'webhooks', description: 'Where Telegram posts updates (SPEC section 3).' },
-    { name: 'rest', description: 'The REST API for services (SPEC section 6).' },
+    {
+      name: 'webhooks',
+      description: 'Where Telegram posts updates: deduplicated and queued for the routes.',
+    },
+    {
+      name: 'rest',
+      description: 'The REST API for services: one row per Bot API method, plus raw/{method}.',
+    },
     { name: 'bot-api', description: 'The Bot API drop-in for bot frameworks.' },
     { name: 'health', description: 'Liveness, readiness and the summary; no token.' },
     { name: 'documents', description: 'This document.' },
