@@ -164,18 +164,38 @@ describe('the pacing script in Redis', () => {
       return original(...args);
     }) as typeof client.pipeline;
     const shared = new RedisBudget(client, freshKeys());
+    // A pipeline borrows the client's script function: only a call on the client itself
+    // went alone.
+    let alone = 0;
+    type ScriptCall = (this: unknown, ...args: unknown[]) => unknown;
+    const scripts = client as unknown as Record<string, ScriptCall>;
+    const script = scripts.rgOutboundAcquire as ScriptCall;
+    scripts.rgOutboundAcquire = function (this: unknown, ...args: unknown[]) {
+      if (this === client) alone++;
+      return script.apply(this, args);
+    };
     const p = params({ perSecond: 1000, perChatPerSecond: 1, chatBurst: 1, maxWaitMs: 60_000 });
     const now = T0;
     const decisions = await Promise.all(
       Array.from({ length: 50 }, () => shared.reserve('bot', plan(5), p, now)),
     );
-    // The first went alone; the 49 asked meanwhile went as one pipeline.
+    // Asked in one turn of the event loop: all 50 went as one pipeline, none alone.
     expect(pipelines).toBe(1);
+    expect(alone).toBe(0);
     // One chat with a burst of 1: a second plus the transit allowance apart. Every
     // script saw the ones before it.
     const waits = decisions.map((d) => (d.ok ? d.waitMs : -1));
     expect(waits.slice(0, 3)).toEqual([0, 1100, 2200]);
     expect(new Set(waits).size).toBe(50);
+
+    // One asked on its own goes alone; those asked while it is on its way go together
+    // once it is answered.
+    const first = shared.reserve('bot', plan(6), p, now);
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = Array.from({ length: 5 }, (_, i) => shared.reserve('bot', plan(7 + i), p, now));
+    await Promise.all([first, ...later]);
+    expect(alone).toBe(1);
+    expect(pipelines).toBe(2);
   });
 
   it('keeps a bot calendar of bounded size, and expires a quiet bot', async () => {
