@@ -124,6 +124,28 @@ export class RedisKeys {
     return `${this.prefix}:route-stats:${route}`;
   }
 
+  /**
+   * Hash of one minute of a bot's or route's counts for the admin page's charts
+   * (`accepted`, `delivered`, `failed`, `dead`, `queue`, latency buckets `l<i>`); it
+   * expires a little over an hour after its last write. `minute` is unix ms / 60,000.
+   */
+  minuteStats(scope: 'bot' | 'route', name: string, minute: number): string {
+    return `${this.prefix}:minute:${scope}:${name}:${minute}`;
+  }
+
+  /** Held by the process that samples the queue depths into the minute buckets this period. */
+  get minuteDepthLease(): string {
+    return `${this.prefix}:minute-depth-lease`;
+  }
+
+  /**
+   * Hash route → JSON of why it fails (status, error, the answer's first bytes, since,
+   * attempts), while its last attempts all failed; a delivered attempt removes it.
+   */
+  get failingRoutes(): string {
+    return `${this.prefix}:failing-routes`;
+  }
+
   /** Hash of one bot's counters: `queued` (deliveries of its updates waiting in lanes). */
   botStats(bot: string): string {
     return `${this.prefix}:bot-stats:${bot}`;

@@ -13,4 +13,8 @@ export {
 } from './logging/request-context';
 export { withTimeout, TimeoutError } from './timeout';
 export * from './health/pull-route-view';
-export { BOT_STATUS_SCHEMA } from './health/health.docs';
+export { BOT_STATUS_SCHEMA, ROUTE_FAILING_SCHEMA } from './health/health.docs';
+export * from './health/failing-routes';
+export * from './charts/minute-buckets';
+export { MinuteStatsRecorder, MINUTE_STATS_FLUSH_MS } from './charts/minute-stats-recorder';
+export { MinuteStatsReader, type MinuteCharts } from './charts/minute-stats-reader';

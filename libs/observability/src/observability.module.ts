@@ -3,6 +3,8 @@ import { TerminusModule } from '@nestjs/terminus';
 import { HealthController } from './health/health.controller';
 import { HealthRegistry } from './health/health-registry';
 import { BotStatusReader } from './health/bot-status-reader';
+import { MinuteStatsReader } from './charts/minute-stats-reader';
+import { MinuteStatsRecorder } from './charts/minute-stats-recorder';
 import { MetricsController } from './metrics/metrics.controller';
 import { QueueGaugeRefresher } from './metrics/queue-gauge-refresher';
 import { RelaygramMetrics } from './metrics/relaygram-metrics';
@@ -37,10 +39,19 @@ export class ObservabilityModule {
         HealthRegistry,
         BotStatusReader,
         QueueGaugeRefresher,
+        MinuteStatsRecorder,
+        MinuteStatsReader,
         { provide: RelaygramMetrics, useValue: metrics },
         { provide: RELAYGRAM_LOGGER, useValue: options.logger ?? pino({ level: 'silent' }) },
       ],
-      exports: [HealthRegistry, BotStatusReader, RelaygramMetrics, RELAYGRAM_LOGGER],
+      exports: [
+        HealthRegistry,
+        BotStatusReader,
+        RelaygramMetrics,
+        RELAYGRAM_LOGGER,
+        MinuteStatsRecorder,
+        MinuteStatsReader,
+      ],
     };
   }
 }

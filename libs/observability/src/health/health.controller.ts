@@ -8,9 +8,10 @@ import {
 import { RouteConfig } from '@nestjs/platform-fastify';
 import { ConfigService } from '@relaygram/config';
 import { errorMessage } from '@relaygram/contracts';
-import { REDIS, type RelaygramRedis } from '@relaygram/queue';
+import { QUEUE_CONTEXT, REDIS, type QueueContext, type RelaygramRedis } from '@relaygram/queue';
 import { withTimeout } from '../timeout';
 import { BotStatusReader } from './bot-status-reader';
+import { readFailingRoutes, type RouteFailing } from './failing-routes';
 import { HEALTH_SOURCE_TIMEOUT_MS, HealthRegistry } from './health-registry';
 import { HEALTHZ_DOC, LIVE_DOC, READY_DOC } from './health.docs';
 
@@ -37,6 +38,7 @@ export class HealthController {
     private readonly bots: BotStatusReader,
     private readonly config: ConfigService,
     @Inject(REDIS) private readonly redis: RelaygramRedis,
+    @Inject(QUEUE_CONTEXT) private readonly ctx: QueueContext,
   ) {}
 
   /** The process runs and its event loop turns; nothing external is checked. */
@@ -95,9 +97,10 @@ export class HealthController {
   @HttpCode(HttpStatus.OK)
   async healthz() {
     const redisUp = await pingWithin(this.redis, REDIS_PING_TIMEOUT_MS);
-    const [bots, summary] = await Promise.all([
+    const [bots, summary, routes] = await Promise.all([
       this.bots.read({ redis: redisUp }),
       this.registry.summary(),
+      redisUp ? this.routes() : Promise.resolve(undefined),
     ]);
     const body: Record<string, unknown> = {
       status: redisUp && bots.every((b) => b.healthy) ? 'ok' : 'degraded',
@@ -105,6 +108,7 @@ export class HealthController {
       polling: bots.some((b) => b.polling),
       bots,
     };
+    if (routes) body.routes = routes;
     // Features add fields (the gateway's client count); they never replace the spec's.
     for (const [key, value] of Object.entries(summary)) if (!(key in body)) body[key] = value;
     if (!redisUp) {
@@ -114,5 +118,19 @@ export class HealthController {
       );
     }
     return body;
+  }
+
+  /**
+   * Every push route with why it fails, if it does. A failing route leaves `status`
+   * alone: the spec makes it the bots' health, and the answer says which route and why.
+   */
+  private async routes(): Promise<{ name: string; failing: RouteFailing | null }[] | undefined> {
+    const names = this.config.config.routes.map((route) => route.name);
+    try {
+      const failing = await withTimeout(readFailingRoutes(this.ctx, names), REDIS_PING_TIMEOUT_MS);
+      return names.map((name) => ({ name, failing: failing.get(name) ?? null }));
+    } catch {
+      return undefined;
+    }
   }
 }

@@ -1,5 +1,6 @@
 import { BOT_MODES, DEFAULT_PORTS } from '@relaygram/config';
 import { routeConfig, type JsonSchema } from '@relaygram/openapi';
+import { FAILING_AFTER_ATTEMPTS, FAILING_BODY_BYTES } from './failing-routes';
 
 const PULL_ROUTE_VIEW: JsonSchema = {
   type: 'object',
@@ -37,6 +38,29 @@ export const BOT_STATUS_SCHEMA: JsonSchema = {
   additionalProperties: true,
 };
 
+/** RouteFailing: why a route fails, or null while it does not. */
+export const ROUTE_FAILING_SCHEMA: JsonSchema = {
+  type: ['object', 'null'],
+  description:
+    `Set once ${FAILING_AFTER_ATTEMPTS} attempts in a row failed (on one dispatcher): the last ` +
+    "answer's status, error and first bytes, and since when; a delivered attempt clears it",
+  required: ['status', 'error', 'body', 'since', 'last_at', 'attempts'],
+  properties: {
+    status: { type: ['integer', 'null'], description: 'null: timeout or network error' },
+    error: { type: 'string', description: '`HTTP 401`, `timeout`, `network error ECONNREFUSED`' },
+    body: { type: 'string', maxLength: FAILING_BODY_BYTES },
+    since: { type: 'string', format: 'date-time', description: 'The first failed attempt' },
+    last_at: { type: 'string', format: 'date-time' },
+    attempts: { type: 'integer', minimum: 1 },
+  },
+};
+
+const ROUTE_HEALTH: JsonSchema = {
+  type: 'object',
+  required: ['name', 'failing'],
+  properties: { name: { type: 'string' }, failing: ROUTE_FAILING_SCHEMA },
+};
+
 const HEALTHZ: JsonSchema = {
   type: 'object',
   required: ['status', 'service', 'polling', 'bots'],
@@ -45,6 +69,11 @@ const HEALTHZ: JsonSchema = {
     service: { enum: Object.keys(DEFAULT_PORTS) },
     polling: { type: 'boolean' },
     bots: { type: 'array', items: BOT_STATUS_SCHEMA },
+    routes: {
+      type: 'array',
+      items: ROUTE_HEALTH,
+      description: 'Every push route; left out when Redis does not answer',
+    },
     error: { type: 'string' },
   },
   // Features add fields of their own (the gateway's clients); they never replace these.
@@ -84,7 +113,8 @@ export const READY_DOC = probe(
 
 export const HEALTHZ_DOC = routeConfig({
   operationId: 'getHealthSummary',
-  summary: "The operator's summary: every bot's mode, health, queue and dead letters",
+  summary:
+    "The operator's summary: every bot's mode, health, queue and dead letters; every route, failing or not",
   tags: ['health'],
   security: [],
   bothListeners: true,

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { LATENCY_BOUNDS_S } from '../charts/minute-buckets';
 import type { TelegramCallEvent } from '@relaygram/telegram';
 import { withTimeout } from '../timeout';
 
@@ -51,9 +52,7 @@ export class RelaygramMetrics {
     name: 'relaygram_delivery_latency_seconds',
     help: 'Time from receipt of the update to the 2xx answer of the target, by route',
     labelNames: ['route'] as const,
-    buckets: [
-      0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600,
-    ],
+    buckets: [...LATENCY_BOUNDS_S],
     registers: [this.registry],
   });
 
