@@ -17,6 +17,7 @@ import {
   type DispatcherModuleOptions,
 } from './dispatcher-options';
 import { DispatcherReadiness } from './dispatcher-readiness';
+import { RouteFailureTracker } from './health/route-failure-tracker';
 import { DispatcherInbox } from './lanes/dispatcher-inbox';
 import { DrainLocks } from './lanes/drain-locks';
 import { LaneDrainer } from './lanes/lane-drainer';
@@ -71,6 +72,7 @@ const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } =
       useFactory: (logger: Logger) => logger.child({ component: Feature.Dispatcher }),
     },
     RouteRuntimes,
+    RouteFailureTracker,
     TargetClient,
     WebhookReplyExecutor,
     DeliveryAttempts,

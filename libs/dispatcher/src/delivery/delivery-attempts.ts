@@ -1,9 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { RelaygramConfig } from '@relaygram/config';
 import { AttemptOutcome, DeadReason } from '@relaygram/contracts';
+import { MinuteStatsRecorder, type CountField } from '@relaygram/observability';
 import { isSpreadLane, ownLane, type ClaimedHead, type FinishOutcome } from '@relaygram/queue';
 import type { Logger } from 'pino';
 import { DISPATCHER_LOGGER } from '../dispatcher-options';
+import { RouteFailureTracker } from '../health/route-failure-tracker';
 import type { RouteRuntime } from '../routes/route-runtimes';
 import {
   classifyAttempt,
@@ -66,6 +68,8 @@ export class DeliveryAttempts {
   constructor(
     private readonly target: TargetClient,
     private readonly replies: WebhookReplyExecutor,
+    private readonly stats: MinuteStatsRecorder,
+    private readonly failures: RouteFailureTracker,
     @Inject(DISPATCHER_LOGGER) logger: Logger,
   ) {
     this.#logger = logger.child({}, { redact: { paths: [] } });
@@ -113,9 +117,10 @@ export class DeliveryAttempts {
   }
 
   /** Past `max_age` before this attempt: dead without sending. */
-  #expire({ route, head, fields }: Attempt): FinishOutcome {
+  #expire({ route, head, fields, startedAt }: Attempt): FinishOutcome {
     const attempts = head.attempt - 1;
     countDead(route, attempts, DeadReason.Expired);
+    this.#countMinute(route, head, 'dead', startedAt);
     this.#logger.warn(
       {
         ...fields,
@@ -185,8 +190,13 @@ export class DeliveryAttempts {
     { answer, status, finishedAt, ms }: Answered,
   ): Promise<FinishOutcome> {
     const { entry } = head;
+    const latency = (finishedAt - entry.acceptedAt) / 1000;
     route.counters.delivered.inc();
-    route.counters.latency.observe((finishedAt - entry.acceptedAt) / 1000);
+    route.counters.latency.observe(latency);
+    this.#countMinute(route, head, 'delivered', finishedAt);
+    this.stats.latency('route', route.config.name, latency, finishedAt);
+    this.stats.latency('bot', entry.bot, latency, finishedAt);
+    this.failures.delivered(route.config.name);
     route.counters.attempts.observe(head.attempt);
     this.#logger.info({ ...fields, status, outcome: 'delivered', ms }, 'delivered');
     if (answer.kind === 'response' && answer.json && answer.complete && answer.body.length) {
@@ -205,10 +215,12 @@ export class DeliveryAttempts {
 
   #dead(
     { route, head, fields }: Attempt,
-    { answer, status, ms }: Answered,
+    { answer, status, finishedAt, ms }: Answered,
     verdict: Extract<AttemptClass, { outcome: AttemptOutcome.Dead }>,
   ): FinishOutcome {
     countDead(route, head.attempt, verdict.reason);
+    this.#failed(route, head, answer, status, finishedAt);
+    this.#countMinute(route, head, 'dead', finishedAt);
     this.#logger.warn(
       { ...fields, status, outcome: 'dead', reason: verdict.reason, ms },
       verdict.reason === DeadReason.Poison
@@ -242,6 +254,7 @@ export class DeliveryAttempts {
       answer.kind === 'response' ? parseRetryAfter(answer.retryAfter, finishedAt) : undefined,
     );
     route.counters.retried.inc();
+    this.#failed(route, head, answer, status, finishedAt);
     this.#logger.warn(
       { ...fields, status, outcome: 'retry', error: describe(answer), retry_in_ms: delay, ms },
       'delivery failed, will retry',
@@ -256,6 +269,28 @@ export class DeliveryAttempts {
     return isSpreadLane(head.lane)
       ? { kind: 'detach', retry, ownLane: ownLane(head.lane, head.entry.deliveryId) }
       : { kind: 'retry', retry };
+  }
+
+  /** A failed attempt: counted for the charts, and one more in the route's streak. */
+  #failed(
+    route: RouteRuntime,
+    head: ClaimedHead,
+    answer: Answer,
+    status: number,
+    at: number,
+  ): void {
+    this.#countMinute(route, head, 'failed', at);
+    this.failures.failed(route.config.name, {
+      status,
+      error: describe(answer),
+      body: answer.kind === 'response' ? answer.body : undefined,
+      at,
+    });
+  }
+
+  #countMinute(route: RouteRuntime, head: ClaimedHead, field: CountField, at: number): void {
+    this.stats.count('route', route.config.name, field, 1, at);
+    this.stats.count('bot', head.entry.bot, field, 1, at);
   }
 }
 

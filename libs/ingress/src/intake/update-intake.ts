@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { laneId, UpdateOutcome, type LaneKey, type UpdateSource } from '@relaygram/contracts';
-import { RELAYGRAM_LOGGER } from '@relaygram/observability';
+import { MinuteStatsRecorder, RELAYGRAM_LOGGER } from '@relaygram/observability';
 import {
   newDeliveryId,
   UpdateEnqueuer,
@@ -38,6 +38,7 @@ export class UpdateIntake {
 
   constructor(
     private readonly enqueuer: UpdateEnqueuer,
+    private readonly stats: MinuteStatsRecorder,
     @Inject(RELAYGRAM_LOGGER) logger: Logger,
   ) {
     this.lines = logger.child({}, { redact: { paths: [] } });
@@ -82,6 +83,7 @@ export class UpdateIntake {
     });
     const outcome = OUTCOMES[result.status];
     bot.received[source][outcome].inc();
+    this.#countMinute(bot.id, result.status, deliveries);
     this.lines.info(
       {
         bot: bot.id,
@@ -93,6 +95,18 @@ export class UpdateIntake {
       'update received',
     );
     return result;
+  }
+
+  /**
+   * The charts' `accepted`: for the bot, an update taken (queued, or matching no route;
+   * not a duplicate), for each route, the delivery enqueued for it.
+   */
+  #countMinute(bot: string, status: EnqueueStatus, deliveries: readonly DeliveryTarget[]): void {
+    if (status === 'duplicate') return;
+    const at = Date.now();
+    this.stats.count('bot', bot, 'accepted', 1, at);
+    if (status !== 'queued') return;
+    for (const delivery of deliveries) this.stats.count('route', delivery.route, 'accepted', 1, at);
   }
 
   /** Counts and logs an update refused before the enqueue (bad secret, bad body). */
