@@ -8,10 +8,11 @@ import {
   type ResponseDoc,
   type RouteDoc,
 } from '@relaygram/openapi';
-import { BOT_STATUS_SCHEMA } from '@relaygram/observability';
+import { BOT_STATUS_SCHEMA, ROUTE_FAILING_SCHEMA } from '@relaygram/observability';
 import { BOT_MODES, DELIVERY_FORMATS, ORDERINGS } from '@relaygram/config';
 import { DEAD_REASONS } from '@relaygram/contracts';
 import { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE } from './admin-params';
+import { MINUTE_CHARTS } from './charts.docs';
 
 const NULLABLE_INT = { type: ['integer', 'null'] };
 const NULLABLE_STRING = { type: ['string', 'null'] };
@@ -121,6 +122,7 @@ const ROUTE_VIEW: JsonSchema = {
     last_status: NULLABLE_INT,
     last_error: NULLABLE_STRING,
     last_error_at: { type: ['string', 'null'], format: 'date-time' },
+    failing: ROUTE_FAILING_SCHEMA,
   },
 };
 
@@ -271,6 +273,24 @@ export const ADMIN_DOCS = {
     summary: 'One route',
     params: { route: NAME },
     responses: { 200: { description: 'The route', schema: ROUTE_VIEW } },
+  }),
+  botCharts: adminDoc({
+    operationId: 'getBotCharts',
+    summary:
+      "The bot's last hour, a bucket a minute: accepted, delivered, failed, dead, queue, latency",
+    description:
+      'Counted by every process in memory and added to Redis every few seconds; the current minute is still counting. For longer history use /metrics.',
+    params: { bot: BOT_ID_PARAM },
+    responses: { 200: { description: 'The minute buckets', schema: MINUTE_CHARTS } },
+  }),
+  routeCharts: adminDoc({
+    operationId: 'getRouteCharts',
+    summary:
+      "The route's last hour, a bucket a minute: accepted, delivered, failed, dead, queue, latency",
+    description:
+      'Counted by every process in memory and added to Redis every few seconds; the current minute is still counting. For longer history use /metrics.',
+    params: { route: NAME },
+    responses: { 200: { description: 'The minute buckets', schema: MINUTE_CHARTS } },
   }),
   deadLetters: adminDoc({
     operationId: 'listDeadLetters',

@@ -15,6 +15,7 @@ import { OutboundPacer } from '@relaygram/pacing';
 import {
   BotStatusReader,
   displayUrl,
+  MinuteStatsReader,
   webhookProblem,
   type BotStatus,
 } from '@relaygram/observability';
@@ -53,6 +54,7 @@ export class BotsController {
     private readonly telegram: AdminTelegramClients,
     @Inject(QUEUE_CONTEXT) private readonly ctx: QueueContext,
     private readonly pacer: OutboundPacer,
+    private readonly charts: MinuteStatsReader,
   ) {}
 
   @Get()
@@ -74,6 +76,14 @@ export class BotsController {
       bot,
       statuses.find((s) => s.id === bot.id),
     );
+  }
+
+  /** The bot's last hour in minute buckets, for the admin page's charts. */
+  @Get(':bot/charts')
+  @RouteConfig(ADMIN_DOCS.botCharts)
+  async chartsOf(@Param('bot') id: string) {
+    const bot = this.bot(id);
+    return { bot: bot.id, ...(await this.charts.read('bot', bot.id)) };
   }
 
   /** Telegram's getWebhookInfo now, with what is wrong with it. */

@@ -1,14 +1,17 @@
 import { Controller, Get, Inject, Param, UseFilters, UseGuards } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import { ConfigService, type RouteConfig as ConfiguredRoute } from '@relaygram/config';
-import { displayUrl } from '@relaygram/observability';
+import { displayUrl, MinuteStatsReader, readFailingRoutes } from '@relaygram/observability';
 import { QUEUE_CONTEXT, readRouteStats, type QueueContext } from '@relaygram/queue';
 import { AdminTokenGuard } from '../auth/admin-token.guard';
 import { ADMIN_DOCS } from './admin-api.docs';
 import { AdminErrorFilter } from './admin-error.filter';
 import { notFound } from './admin-params';
 
-/** Routes with their queue: depth, lanes, delivered, dead letters, the last error. */
+/**
+ * Routes with their queue: depth, lanes, delivered, dead letters, the last error, why
+ * they fail if they do, and their last hour in minute buckets.
+ */
 @Controller('admin/api/routes')
 @UseGuards(AdminTokenGuard)
 @UseFilters(AdminErrorFilter)
@@ -16,6 +19,7 @@ export class RoutesController {
   constructor(
     private readonly config: ConfigService,
     @Inject(QUEUE_CONTEXT) private readonly ctx: QueueContext,
+    private readonly minutes: MinuteStatsReader,
   ) {}
 
   @Get()
@@ -32,8 +36,20 @@ export class RoutesController {
     return this.view(route);
   }
 
+  /** The route's last hour in minute buckets, for the admin page's charts. */
+  @Get(':route/charts')
+  @RouteConfig(ADMIN_DOCS.routeCharts)
+  async charts(@Param('route') name: string) {
+    const route = this.config.route(name);
+    if (!route) throw notFound('route', name);
+    return { route: route.name, ...(await this.minutes.read('route', route.name)) };
+  }
+
   private async view(route: ConfiguredRoute) {
-    const stats = await readRouteStats(this.ctx, route.name);
+    const [stats, failing] = await Promise.all([
+      readRouteStats(this.ctx, route.name),
+      readFailingRoutes(this.ctx, [route.name]),
+    ]);
     return {
       name: route.name,
       bots: route.bots,
@@ -49,6 +65,7 @@ export class RoutesController {
       last_status: stats.lastStatus ?? null,
       last_error: stats.lastError ?? null,
       last_error_at: stats.lastErrorAt ? new Date(stats.lastErrorAt).toISOString() : null,
+      failing: failing.get(route.name) ?? null,
     };
   }
 }

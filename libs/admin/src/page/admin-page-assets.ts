@@ -9,7 +9,12 @@ import { errorMessage } from '@relaygram/contracts';
 export const ADMIN_PUBLIC_DIR = join(__dirname, '..', '..', 'public');
 
 /** The page's scripts, in the order index.html loads them (each needs the ones before). */
-export const ADMIN_SCRIPTS = ['admin-kit.js', 'admin-bots.js', 'admin.js'] as const;
+export const ADMIN_SCRIPTS = [
+  'admin-kit.js',
+  'admin-charts.js',
+  'admin-bots.js',
+  'admin.js',
+] as const;
 export type AdminScript = (typeof ADMIN_SCRIPTS)[number];
 
 export interface AdminPageAssets {
