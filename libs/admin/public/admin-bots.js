@@ -1,5 +1,5 @@
 // The Bots tab's cards: a bot's state, its outbound budgets and pauses, its pull routes,
-// and the webhook buttons. Needs admin-kit.js.
+// the last hour's charts and the webhook buttons. Needs admin-kit.js and admin-charts.js.
 (function () {
   'use strict';
 
@@ -42,6 +42,7 @@
       ]),
       bot.outbound ? outboundSection(bot.outbound) : null,
       bot.pull_routes && bot.pull_routes.length ? pullSection(bot.pull_routes) : null,
+      kit.chartBlock('bot', bot.id),
     );
     var actions = el(
       'div',

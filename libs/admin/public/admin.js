@@ -17,6 +17,8 @@
   var replaceChildren = kit.replaceChildren;
   var when = kit.when;
   var botCard = kit.botCard;
+  var chartBlock = kit.chartBlock;
+  var refreshCharts = kit.refreshCharts;
 
   var TABS = ['bots', 'routes', 'queue'];
 
@@ -92,6 +94,7 @@
       .then(function (data) {
         replaceChildren($('bots'), data.bots.map(botCard), 'No bots are configured.');
         say('');
+        return refreshCharts();
       })
       .catch(fail);
   }
@@ -104,6 +107,7 @@
       .then(function (data) {
         replaceChildren($('routes'), data.routes.map(routeCard), 'No routes are configured.');
         say('');
+        return refreshCharts();
       })
       .catch(fail);
   }
@@ -118,6 +122,7 @@
         route.name,
         el('span', { class: 'badge ' + (route.dead ? 'bad' : 'ok') }, route.dead + ' dead'),
       ),
+      route.failing ? failingNote(route.failing) : null,
       route.last_error ? el('p', { class: 'problem' }, 'Last error: ' + route.last_error) : null,
       fields([
         ['target', route.target],
@@ -131,6 +136,29 @@
         ['last status', route.last_status],
         ['last error at', when(route.last_error_at)],
       ]),
+      chartBlock('route', route.name),
+    );
+  }
+
+  /** Why the route fails: its last attempts all failed, since when, and the answer. */
+  function failingNote(failing) {
+    return el(
+      'div',
+      { class: 'failing', 'data-since': failing.since, 'data-status': failing.status },
+      el(
+        'p',
+        { class: 'problem' },
+        'Failing since ' +
+          when(failing.since) +
+          ': ' +
+          failing.error +
+          ' (' +
+          failing.attempts +
+          ' attempts in a row, last ' +
+          when(failing.last_at) +
+          ')',
+      ),
+      failing.body ? el('pre', { class: 'answer' }, failing.body) : null,
     );
   }
 
