@@ -62,7 +62,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The operator's summary: every bot's mode, health, queue and dead letters */
+    /** The operator's summary: every bot's mode, health, queue and dead letters; every route, failing or not */
     get: operations['getHealthSummary'];
     put?: never;
     post?: never;
@@ -781,6 +781,26 @@ export interface operations {
             } & {
               [key: string]: unknown;
             })[];
+            /** @description Every push route; left out when Redis does not answer */
+            routes?: {
+              name: string;
+              /** @description Set once 5 attempts in a row failed (on one dispatcher): the last answer's status, error and first bytes, and since when; a delivered attempt clears it */
+              failing: {
+                /** @description null: timeout or network error */
+                status: number | null;
+                /** @description `HTTP 401`, `timeout`, `network error ECONNREFUSED` */
+                error: string;
+                body: string;
+                /**
+                 * Format: date-time
+                 * @description The first failed attempt
+                 */
+                since: string;
+                /** Format: date-time */
+                last_at: string;
+                attempts: number;
+              } | null;
+            }[];
             error?: string;
           } & {
             [key: string]: unknown;
@@ -826,6 +846,26 @@ export interface operations {
             } & {
               [key: string]: unknown;
             })[];
+            /** @description Every push route; left out when Redis does not answer */
+            routes?: {
+              name: string;
+              /** @description Set once 5 attempts in a row failed (on one dispatcher): the last answer's status, error and first bytes, and since when; a delivered attempt clears it */
+              failing: {
+                /** @description null: timeout or network error */
+                status: number | null;
+                /** @description `HTTP 401`, `timeout`, `network error ECONNREFUSED` */
+                error: string;
+                body: string;
+                /**
+                 * Format: date-time
+                 * @description The first failed attempt
+                 */
+                since: string;
+                /** Format: date-time */
+                last_at: string;
+                attempts: number;
+              } | null;
+            }[];
             error?: string;
           } & {
             [key: string]: unknown;
