@@ -1,3 +1,5 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { RunningApp } from '@relaygram/platform';
 import {
   describeWithChromium,
@@ -11,6 +13,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { bootStandalone, getJson, stopStandalone, uniquePrefix, writeConfig } from './admin-kit';
 
 const ADMIN_TOKEN = 'charts-test-admin-token-0123456789';
+const SCREENSHOTS = join(__dirname, 'screenshots');
 const SERIES = ['accepted', 'delivered', 'failed', 'dead'] as const;
 
 interface Bucket {
@@ -216,6 +219,9 @@ describe('minute charts (standalone)', () => {
         .locator(`${block} figure[data-chart="latency"] polyline`)
         .first()
         .waitFor({ state: 'attached' });
+
+      mkdirSync(SCREENSHOTS, { recursive: true });
+      await page.screenshot({ path: join(SCREENSHOTS, 'admin-route-charts.png'), fullPage: true });
 
       await page.click('#tab-bots');
       const bot = '#bots .bot[data-id="sol"] .charts';
