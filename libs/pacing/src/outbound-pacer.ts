@@ -83,9 +83,9 @@ const MAX_ROUNDS = 4;
 
 /**
  * Paces a process's Bot API calls that send or edit messages by their bot's
- * `outbound` budgets. Every call costs one Redis script (its reservation), and a call
- * that must wait sleeps once until its slot, then checks once that no 429 paused its
- * bot or chat meanwhile. Nothing polls.
+ * `outbound` budgets. Every call costs one reservation in Redis (the reservations of a
+ * busy moment share one script call), and a call that must wait sleeps once until its
+ * slot, then checks once that no 429 paused its bot or chat meanwhile. Nothing polls.
  *
  * Redis calls are bounded by `redisTimeoutMs`. When Redis fails (a lost connection, or
  * three slow answers in a row) the pacer turns `degraded`: calls take slots from the
@@ -167,7 +167,26 @@ export class OutboundPacer {
     let retriedLate = false;
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const window = round === 0 ? p : { ...p, maxWaitMs: Math.max(0, deadline - Date.now()) };
-      const decision = await this.#reserve(bot.id, plan, window);
+      // When it was decided, on this process's clock: for Redis, when it was asked for
+      // (Redis decided a little later, so the call's lateness is never underestimated).
+      let decidedAt = round === 0 ? start : Date.now();
+      let decision: SharedDecision;
+      if (this.#mode === 'shared') {
+        try {
+          // RedisBudget bounds each reservation itself (one timer for all of them);
+          // only a connection not ready yet needs #bounded, to be waited for.
+          decision = await (this.redis.status === 'ready'
+            ? this.#shared.reserve(bot.id, plan, window)
+            : this.#bounded(() => this.#shared.reserve(bot.id, plan, window)));
+          this.#failures = 0;
+        } catch (error) {
+          this.#failed(error);
+          decidedAt = Date.now();
+          decision = this.#reserveLocally(bot.id, plan, window, decidedAt);
+        }
+      } else {
+        decision = this.#reserveLocally(bot.id, plan, window, decidedAt);
+      }
       if (!decision.ok) {
         return {
           kind: 'refused',
@@ -191,7 +210,7 @@ export class OutboundPacer {
       // busy past that (a long GC, a starved CPU) would send late and close up on the
       // sends after it: it takes a new slot instead, once; a Redis that is merely slow
       // to answer every time must not turn every call away.
-      const late = Date.now() - decision.decidedAt - decision.waitMs > p.transitMs;
+      const late = Date.now() - decidedAt - decision.waitMs > p.transitMs;
       if (late && !retriedLate) {
         retriedLate = true;
         continue;
@@ -258,35 +277,12 @@ export class OutboundPacer {
     return { kind: 'go', plan, waitedMs: Date.now() - start, budget: budget ?? 'none' };
   }
 
-  /**
-   * A reservation, and when it was decided on this process's clock: for Redis, when it
-   * was asked for (Redis decided a little later, so the call's lateness is never
-   * underestimated).
-   */
-  async #reserve(
-    botId: string,
-    plan: CallPlan,
-    p: BudgetParams,
-  ): Promise<SharedDecision & { decidedAt: number }> {
-    if (this.#mode === 'shared') {
-      const asked = Date.now();
-      try {
-        const decision = await this.#bounded(() => this.#shared.reserve(botId, plan, p));
-        this.#failures = 0;
-        return { ...decision, decidedAt: asked };
-      } catch (error) {
-        this.#failed(error);
-      }
-    }
-    const now = Date.now();
+  /** A reservation from this process's own budget (Redis away, or failing this call). */
+  #reserveLocally(botId: string, plan: CallPlan, p: BudgetParams, now: number): SharedDecision {
     const local = this.#local.reserve(botId, plan, p, now);
-    if (!local.ok) {
-      return { ok: false, retryInMs: local.retryAt - now, binding: local.binding, decidedAt: now };
-    }
+    if (!local.ok) return { ok: false, retryInMs: local.retryAt - now, binding: local.binding };
     const waitMs = Math.ceil(local.slot - now);
-    return local.binding
-      ? { ok: true, waitMs, binding: local.binding, decidedAt: now }
-      : { ok: true, waitMs, decidedAt: now };
+    return local.binding ? { ok: true, waitMs, binding: local.binding } : { ok: true, waitMs };
   }
 
   async #pausedFor(botId: string, chat: string | undefined): Promise<number> {

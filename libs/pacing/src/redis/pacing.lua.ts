@@ -1,11 +1,14 @@
 /*
  * The pacing scripts. Each reads the clock once (Redis TIME, so every replica shares
- * one clock; ARGV may give it instead, for tests) and works on one bot's keys, which
- * all start with `<prefix>:outbound:<bot>:`. On Redis Cluster the prefix is a hash
- * tag, so the keys of a call share a slot.
+ * one clock; ARGV may give it instead, for tests) and works on the keys of
+ * `OutboundKeys`, which all start with `<prefix>:outbound:<bot>:`. On Redis Cluster the
+ * prefix is a hash tag (`{relaygram}`; see createRedis), so every key of an install,
+ * of whatever bot, hashes to one slot: that is what makes a script touching several
+ * keys legal there, and it is why one batch may hold reservations of several bots.
+ * Every key a script touches is in its KEYS.
  *
  * They mirror budget/budget-math.ts line for line: the local fallback and the unit
- * tests use that file, and pacing-script.spec.ts checks the two decide alike.
+ * tests use that file, and redis-budget.spec.ts checks the two decide alike.
  */
 
 const CLOCK = `
@@ -17,111 +20,234 @@ end
 `;
 
 /**
- * Finds and takes the earliest slot of one call, or refuses it.
- * KEYS: pauses, bins, chat, group. ARGV: cost, max_wait, transit, chat_interval (0: no
- * chat), chat_burst, group_limit (0: not a group), group_window, bin_width,
- * bin_capacity, ring_size, chat member ('' none), now ('' for TIME).
- * Returns {1, wait_ms, binding} or {0, retry_in_ms, binding}; binding '' when the call
- * may go at once.
+ * Finds and takes the earliest slot of each reservation of a batch, in the order given,
+ * or refuses it. The batch runs as one script, so it is atomic as a whole; each
+ * reservation sees the ones before it, and one that fails (a key of the wrong type)
+ * fails alone. A batch reads Redis TIME once, each bot's pauses key once (and its
+ * scores only while a pause exists), each chat's state and each bin once, and writes
+ * each chat and the calendar once at its end: a busy moment's reservations cost a few
+ * commands, not five to seven each.
+ *
+ * KEYS: pauses and bins of bot 1, of bot 2..., then per reservation in order its chat
+ * key (when it names a chat) and its group key (when the chat is a group).
+ * ARGV: bots, sections, then per section (a bot and its parameters) 11 values: bot
+ * index, now ('' for TIME), max_wait, transit, chat_interval, chat_burst, group_limit,
+ * group_window, bin_width, bin_capacity, ring_size; then per reservation 4: section
+ * index, cost, kind ('' no chat, 'p' private, 'g' group or channel), chat member.
+ * Returns two integers per reservation: a code and a time (ms). Code 0 to 4: it may go
+ * in that time, having waited for nothing, a pause, its chat, its group or the bot;
+ * -1 to -4: refused for that budget, retry in that time. An error's text instead of
+ * the code when that reservation failed.
  */
-export const ACQUIRE_LUA = `${CLOCK}
-local cost = tonumber(ARGV[1])
-local max_wait = tonumber(ARGV[2])
-local transit = tonumber(ARGV[3])
-local chat_interval = tonumber(ARGV[4])
-local chat_burst = tonumber(ARGV[5])
-local group_limit = tonumber(ARGV[6])
-local group_window = tonumber(ARGV[7])
-local bin_width = tonumber(ARGV[8])
-local bin_capacity = tonumber(ARGV[9])
-local ring = tonumber(ARGV[10])
-local chat = ARGV[11]
-local now = clock(ARGV[12])
+export const ACQUIRE_LUA = `
+local bots = tonumber(ARGV[1])
+local section_count = tonumber(ARGV[2])
 
-local earliest = now
-local binding = ''
-local function raise(time, kind)
-  if time and time > earliest then
-    earliest = time
-    binding = kind
+local redis_now
+local function clock(given)
+  if given ~= '' then return tonumber(given) end
+  if not redis_now then
+    local t = redis.call('TIME')
+    redis_now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
+  return redis_now
 end
 
-local pauses = redis.call('ZMSCORE', KEYS[1], '*', chat == '' and '*' or chat)
-raise(tonumber(pauses[1]), 'pause')
-raise(tonumber(pauses[2]), 'pause')
-local tat, last = 0, 0
-local chat_charged = 0
-if chat ~= '' then
-  -- '<tat>:<last>', one string, so one read and one write per call.
-  local state = redis.call('GET', KEYS[3])
-  if state then
-    local sep = string.find(state, ':', 1, true)
-    tat = tonumber(string.sub(state, 1, sep - 1))
-    last = tonumber(string.sub(state, sep + 1))
+local sections = {}
+local a = 3
+for s = 1, section_count do
+  sections[s] = {
+    bot = tonumber(ARGV[a]),
+    now = clock(ARGV[a + 1]),
+    max_wait = tonumber(ARGV[a + 2]),
+    transit = tonumber(ARGV[a + 3]),
+    chat_interval = tonumber(ARGV[a + 4]),
+    chat_burst = tonumber(ARGV[a + 5]),
+    group_limit = tonumber(ARGV[a + 6]),
+    group_window = tonumber(ARGV[a + 7]),
+    bin_width = tonumber(ARGV[a + 8]),
+    bin_capacity = tonumber(ARGV[a + 9]),
+    ring = tonumber(ARGV[a + 10]),
+  }
+  a = a + 11
+end
+
+local paused = {}
+local function pause_ends(bot, chat)
+  local key = KEYS[2 * bot - 1]
+  if paused[bot] == nil then paused[bot] = redis.call('EXISTS', key) == 1 end
+  if not paused[bot] then return nil, nil end
+  local ends = redis.call('ZMSCORE', key, '*', chat == '' and '*' or chat)
+  return tonumber(ends[1]), tonumber(ends[2])
+end
+
+local calendars = {}
+local calendar_order = {}
+local function calendar(bot)
+  local c = calendars[bot]
+  if not c then
+    c = {bot = bot, held = {}, dirty = {}}
+    calendars[bot] = c
+    calendar_order[#calendar_order + 1] = c
   end
-  chat_charged = math.min(cost, chat_burst)
-  raise(math.max(last, tat + (chat_charged - chat_burst) * chat_interval), 'chat')
-end
-local group_charged = 0
-if group_limit > 0 then
-  group_charged = math.min(cost, group_limit)
-  local oldest = tonumber(redis.call('LINDEX', KEYS[4], group_limit - group_charged))
-  if oldest then raise(oldest + group_window + transit, 'group') end
+  return c
 end
 
-local horizon = now + max_wait
-if earliest > horizon then
-  if binding == '' then binding = 'bot' end
-  return {0, math.ceil(earliest - now), binding}
+local function bin_count(c, bot, field, bin)
+  local held = c.held[field]
+  if held == nil then
+    held = false
+    local raw = redis.call('HGET', KEYS[2 * bot], string.format('%d', field))
+    if raw then
+      local sep = string.find(raw, ':', 1, true)
+      if sep then
+        held = {bin = tonumber(string.sub(raw, 1, sep - 1)), count = tonumber(string.sub(raw, sep + 1))}
+      end
+    end
+    c.held[field] = held
+  end
+  if held and held.bin == bin then return held.count end
+  return 0
 end
 
--- The bot's calendar: a ring of bins, each field holding '<bin>:<count>'; a field
--- holding another bin is a stale one, so the ring needs no cleaning.
-local slot
-local bin = math.floor(earliest / bin_width)
-while true do
-  local start = bin * bin_width
-  if start > horizon then return {0, math.ceil(start - now), 'bot'} end
-  local field = string.format('%d', bin % ring)
-  local count = 0
-  local held = redis.call('HGET', KEYS[2], field)
-  if held then
-    local sep = string.find(held, ':', 1, true)
-    if sep and string.sub(held, 1, sep - 1) == string.format('%d', bin) then
-      count = tonumber(string.sub(held, sep + 1))
+local chats = {}
+local written_chats = {}
+local function chat_state(key)
+  local state = chats[key]
+  if not state then
+    state = {tat = 0, last = 0}
+    local raw = redis.call('GET', key)
+    if raw then
+      local sep = string.find(raw, ':', 1, true)
+      state.tat = tonumber(string.sub(raw, 1, sep - 1))
+      state.last = tonumber(string.sub(raw, sep + 1))
+    end
+    chats[key] = state
+  end
+  return state
+end
+
+local function reserve(sec, cost, kind, chat, chat_key, group_key)
+  local now = sec.now
+  local earliest, binding = now, 0
+  local bot_end, chat_end = pause_ends(sec.bot, chat)
+  if bot_end and bot_end > earliest then earliest, binding = bot_end, 1 end
+  if chat_end and chat_end > earliest then earliest, binding = chat_end, 1 end
+  local state, chat_charged
+  if chat_key then
+    state = chat_state(chat_key)
+    chat_charged = math.min(cost, sec.chat_burst)
+    local allow = math.max(state.last, state.tat + (chat_charged - sec.chat_burst) * sec.chat_interval)
+    if allow > earliest then earliest, binding = allow, 2 end
+  end
+  local group_charged
+  if group_key then
+    group_charged = math.min(cost, sec.group_limit)
+    local oldest = tonumber(redis.call('LINDEX', group_key, sec.group_limit - group_charged))
+    if oldest and oldest + sec.group_window + sec.transit > earliest then
+      earliest, binding = oldest + sec.group_window + sec.transit, 3
     end
   end
-  if count == 0 or count + cost <= bin_capacity then
-    if start > earliest then
-      slot = start
-      binding = 'bot'
-    else
-      slot = earliest
-    end
-    redis.call('HSET', KEYS[2], field, string.format('%d:%d', bin, count + cost))
-    -- Once per bin, not per call: the calendar lives while bins keep being opened.
-    if count == 0 then
-      redis.call('PEXPIRE', KEYS[2], math.ceil(max_wait + 2 * bin_width) + 1000)
-    end
-    break
-  end
-  bin = bin + 1
-end
 
-if chat ~= '' then
-  local new_tat = math.max(tat, slot + transit) + chat_charged * chat_interval
-  redis.call('SET', KEYS[3], string.format('%.3f:%.3f', new_tat, math.max(last, slot)),
-    'PX', math.ceil(new_tat - now) + 1000)
-  if group_limit > 0 then
+  local horizon = now + sec.max_wait
+  if earliest > horizon then
+    if binding == 0 then binding = 4 end
+    return -binding, math.ceil(earliest - now)
+  end
+
+  local c = calendar(sec.bot)
+  local slot, field, count
+  local bin = math.floor(earliest / sec.bin_width)
+  while true do
+    local start = bin * sec.bin_width
+    if start > horizon then return -4, math.ceil(start - now) end
+    field = bin % sec.ring
+    count = bin_count(c, sec.bot, field, bin)
+    if count == 0 or count + cost <= sec.bin_capacity then
+      if start > earliest then
+        slot, binding = start, 4
+      else
+        slot = earliest
+      end
+      break
+    end
+    bin = bin + 1
+  end
+
+  if group_key then
     local slots = {}
     for i = 1, group_charged do slots[i] = string.format('%.3f', slot) end
-    redis.call('LPUSH', KEYS[4], unpack(slots))
-    redis.call('LTRIM', KEYS[4], 0, group_limit - 1)
-    redis.call('PEXPIRE', KEYS[4], math.ceil(slot - now + group_window + transit) + 1000)
+    redis.call('LPUSH', group_key, unpack(slots))
+    redis.call('LTRIM', group_key, 0, sec.group_limit - 1)
+    redis.call('PEXPIRE', group_key, math.ceil(slot - now + sec.group_window + sec.transit) + 1000)
   end
+  if chat_key then
+    local new_tat = math.max(state.tat, slot + sec.transit) + chat_charged * sec.chat_interval
+    if not state.px then written_chats[#written_chats + 1] = chat_key end
+    state.tat = new_tat
+    state.last = math.max(state.last, slot)
+    state.px = math.ceil(new_tat - now) + 1000
+  end
+  local held = c.held[field]
+  if held and held.bin == bin then
+    held.count = count + cost
+  else
+    held = {bin = bin, count = cost}
+    c.held[field] = held
+    -- Once per bin, not per call: the calendar lives while bins keep being opened.
+    c.ttl = math.max(c.ttl or 0, math.ceil(sec.max_wait + 2 * sec.bin_width) + 1000)
+  end
+  if not held.dirty then
+    held.dirty = true
+    c.dirty[#c.dirty + 1] = field
+  end
+  return binding, math.ceil(slot - now)
 end
-return {1, math.ceil(slot - now), binding}
+
+local out = {}
+local k = 2 * bots + 1
+local n = 0
+while a <= #ARGV do
+  local sec = sections[tonumber(ARGV[a])]
+  local cost = tonumber(ARGV[a + 1])
+  local kind = ARGV[a + 2]
+  local chat = ARGV[a + 3]
+  a = a + 4
+  local chat_key, group_key
+  if kind ~= '' then
+    chat_key = KEYS[k]
+    k = k + 1
+    if kind == 'g' then
+      group_key = KEYS[k]
+      k = k + 1
+      if sec.group_limit <= 0 then group_key = nil end
+    end
+  end
+  local ok, code, ms = pcall(reserve, sec, cost, kind, chat, chat_key, group_key)
+  if not ok then
+    code = type(code) == 'table' and code.err or tostring(code)
+    ms = 0
+  end
+  out[n + 1] = code
+  out[n + 2] = ms
+  n = n + 2
+end
+
+for i = 1, #written_chats do
+  local key = written_chats[i]
+  local state = chats[key]
+  redis.call('SET', key, string.format('%.3f:%.3f', state.tat, state.last), 'PX', state.px)
+end
+for i = 1, #calendar_order do
+  local c = calendar_order[i]
+  for j = 1, #c.dirty do
+    local held = c.held[c.dirty[j]]
+    redis.call('HSET', KEYS[2 * c.bot], string.format('%d', c.dirty[j]),
+      string.format('%d:%d', held.bin, held.count))
+  end
+  if c.ttl then redis.call('PEXPIRE', KEYS[2 * c.bot], c.ttl) end
+end
+return out
 `;
 
 /**

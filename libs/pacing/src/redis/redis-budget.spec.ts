@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { DEFAULT_OUTBOUND, type OutboundConfig } from '@relaygram/config';
 import { OutboundKeys } from '@relaygram/contracts';
-import { createRedis, waitForRedis, type RedisClient } from '@relaygram/queue';
-import { deleteKeys } from '@relaygram/testing';
+import { TimeoutError } from '@relaygram/observability';
+import { createRedis, startRedisServer, waitForRedis, type RedisClient } from '@relaygram/queue';
+import { deleteKeys, eventually } from '@relaygram/testing';
 import { budgetParams, type BudgetParams } from '../budget/budget-params';
 import type { CallPlan } from '../budget/call-plan';
 import { LocalBudget } from '../budget/local-budget';
-import { RedisBudget } from './redis-budget';
+import { RedisBudget, type SharedDecision } from './redis-budget';
+import { MAX_BATCH } from './reservation-batcher';
 
 const T0 = 1_700_000_000_000;
 
@@ -154,39 +156,40 @@ describe('the pacing script in Redis', () => {
     }
   });
 
-  it('sends the reservations of a busy moment together, each still its own script', async () => {
-    const client = await connect('batched');
+  /** Counts the batch script's calls, and the pipelines, of a client of its own. */
+  async function countingClient(name: string) {
+    const client = await connect(name);
     clients.push(client);
-    let pipelines = 0;
+    const counts = { scripts: 0, pipelines: 0 };
     const original = client.pipeline.bind(client);
     client.pipeline = ((...args: Parameters<typeof original>) => {
-      pipelines++;
+      counts.pipelines++;
       return original(...args);
     }) as typeof client.pipeline;
     const shared = new RedisBudget(client, freshKeys());
-    // A pipeline borrows the client's script function: only a call on the client itself
-    // went alone.
-    let alone = 0;
     type ScriptCall = (this: unknown, ...args: unknown[]) => unknown;
     const scripts = client as unknown as Record<string, ScriptCall>;
-    const script = scripts.rgOutboundAcquire as ScriptCall;
-    scripts.rgOutboundAcquire = function (this: unknown, ...args: unknown[]) {
-      if (this === client) alone++;
+    const script = scripts.rgOutboundAcquireBatch as ScriptCall;
+    scripts.rgOutboundAcquireBatch = function (this: unknown, ...args: unknown[]) {
+      counts.scripts++;
       return script.apply(this, args);
     };
+    return { client, shared, counts };
+  }
+
+  it('sends the reservations of a busy moment as one script call, each decided in order', async () => {
+    const { shared, counts } = await countingClient('batched');
     const p = params({ perSecond: 1000, perChatPerSecond: 1, chatBurst: 1, maxWaitMs: 60_000 });
     const now = T0;
     const decisions = await Promise.all(
       Array.from({ length: 50 }, () => shared.reserve('bot', plan(5), p, now)),
     );
-    // Asked in one turn of the event loop: all 50 went as one pipeline, none alone.
-    expect(pipelines).toBe(1);
-    expect(alone).toBe(0);
+    // Asked in one turn of the event loop: one script call, no pipeline.
+    expect(counts).toEqual({ scripts: 1, pipelines: 0 });
     // One chat with a burst of 1: a second plus the transit allowance apart. Every
-    // script saw the ones before it.
+    // reservation saw the ones before it, in the order they were asked.
     const waits = decisions.map((d) => (d.ok ? d.waitMs : -1));
-    expect(waits.slice(0, 3)).toEqual([0, 1100, 2200]);
-    expect(new Set(waits).size).toBe(50);
+    expect(waits).toEqual(Array.from({ length: 50 }, (_, i) => i * 1100));
 
     // One asked on its own goes alone; those asked while it is on its way go together
     // once it is answered.
@@ -194,8 +197,136 @@ describe('the pacing script in Redis', () => {
     await new Promise((resolve) => setImmediate(resolve));
     const later = Array.from({ length: 5 }, (_, i) => shared.reserve('bot', plan(7 + i), p, now));
     await Promise.all([first, ...later]);
-    expect(alone).toBe(1);
-    expect(pipelines).toBe(2);
+    expect(counts).toEqual({ scripts: 3, pipelines: 0 });
+  });
+
+  it('splits a very large moment into script calls of at most MAX_BATCH, sent as one pipeline', async () => {
+    const { shared, counts } = await countingClient('large');
+    const p = params({ perSecond: 1000, perChatPerSecond: 1, chatBurst: 1, maxWaitMs: 600_000 });
+    const asked = 2 * MAX_BATCH + 50;
+    const decisions = await Promise.all(
+      Array.from({ length: asked }, () => shared.reserve('bot', plan(5), p, T0)),
+    );
+    expect(counts).toEqual({ scripts: 3, pipelines: 1 });
+    expect(decisions.map((d) => (d.ok ? d.waitMs : -1))).toEqual(
+      Array.from({ length: asked }, (_, i) => i * 1100),
+    );
+  });
+
+  /**
+   * A batch holds what separate calls would: each reservation, decided in the order
+   * asked, is what the local budget decides for the same calls one after another,
+   * whatever the mix of bots, chats, groups and albums, pauses in force, and calls
+   * taking a second slot (a shorter max_wait, as after a pause).
+   */
+  it('decides a batch as the local budget decides its calls one by one', async () => {
+    const roomy = params({ perSecond: 30, maxWaitMs: 5_000 });
+    const tight = params({
+      perSecond: 5,
+      perChatPerSecond: 1,
+      chatBurst: 2,
+      perGroupPerMinute: 3,
+      maxWaitMs: 2_000,
+    });
+    // A bot's config, and the same with what is left of max_wait for a second slot.
+    const configs: Record<string, [BudgetParams, BudgetParams]> = {
+      a: [roomy, { ...roomy, maxWaitMs: 1_500 }],
+      b: [tight, { ...tight, maxWaitMs: 700 }],
+    };
+    const ask = fc.record({
+      bot: fc.constantFrom('a', 'b'),
+      chat: fc.constantFrom(1, 2, -10, -11, '@chan', undefined),
+      cost: fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 10 })),
+      again: fc.boolean(),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(ask, { minLength: 1, maxLength: 40 }),
+        fc.option(fc.constantFrom('1', '-10', undefined), { nil: null }),
+        async (asks, paused) => {
+          const shared = new RedisBudget(redis, freshKeys());
+          const local = new LocalBudget();
+          if (paused !== null) {
+            await shared.pause('a', paused, 1_000, T0);
+            local.pause('a', paused, 1_000, T0);
+          }
+          const p = (a: (typeof asks)[number]) => (configs[a.bot] ?? [roomy])[a.again ? 1 : 0];
+          const there = await Promise.all(
+            asks.map((a) => shared.reserve(a.bot, plan(a.chat, a.cost), p(a) as BudgetParams, T0)),
+          );
+          asks.forEach((a, i) => {
+            const here = local.reserve(a.bot, plan(a.chat, a.cost), p(a) as BudgetParams, T0);
+            const expected = here.ok
+              ? { ok: true, waitMs: Math.ceil(here.slot - T0), binding: here.binding }
+              : { ok: false, retryInMs: Math.ceil(here.retryAt - T0), binding: here.binding };
+            const decision = there[i] as SharedDecision;
+            expect({ ...decision, binding: decision.binding }).toEqual(expected);
+          });
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('fails a reservation that meets an error in Redis alone, and keeps the others of its batch', async () => {
+    const keys = freshKeys();
+    const shared = new RedisBudget(redis, keys);
+    // A chat key holding a hash: its GET fails with WRONGTYPE inside the script.
+    await redis.hset(keys.chat('bot', '2'), 'x', '1');
+    const p = params({ perChatPerSecond: 1, chatBurst: 1, maxWaitMs: 5_000 });
+    const [one, two, three] = await Promise.allSettled([
+      shared.reserve('bot', plan(1), p, T0),
+      shared.reserve('bot', plan(2), p, T0),
+      shared.reserve('bot', plan(1), p, T0),
+    ]);
+    expect(one).toEqual({ status: 'fulfilled', value: { ok: true, waitMs: 0 } });
+    expect(two).toMatchObject({
+      status: 'rejected',
+      reason: { message: expect.stringMatching(/WRONGTYPE/) },
+    });
+    expect(three).toEqual({
+      status: 'fulfilled',
+      value: { ok: true, waitMs: 1_100, binding: 'chat' },
+    });
+    // What the batch took is written: the chat's next slot comes after both.
+    expect(await shared.reserve('bot', plan(1), p, T0)).toEqual({
+      ok: true,
+      waitMs: 2_200,
+      binding: 'chat',
+    });
+  });
+
+  it('bounds each reservation: unanswered in time it fails, and one given up before it left is never sent', async () => {
+    const server = await startRedisServer();
+    const client = createRedis(server.url, { connectionName: 'test-pacing-frozen' });
+    try {
+      if (!(await waitForRedis(client))) throw new Error('no Redis answers');
+      const keys = freshKeys();
+      const shared = new RedisBudget(client, keys, 200);
+      const p = params({});
+      process.kill(server.pid as number, 'SIGSTOP');
+      const asked = Date.now();
+      const sent = shared.reserve('bot', plan(1), p);
+      await new Promise((resolve) => setImmediate(resolve));
+      // Queued behind the one on its way to the frozen Redis.
+      const queued = shared.reserve('bot', plan(2), p);
+      await expect(sent).rejects.toBeInstanceOf(TimeoutError);
+      await expect(queued).rejects.toBeInstanceOf(TimeoutError);
+      expect(Date.now() - asked).toBeLessThan(1_000);
+      process.kill(server.pid as number, 'SIGCONT');
+      // Redis runs what it was sent once it thaws; the queued one never left.
+      await eventually(async () => (await client.exists(keys.chat('bot', '1'))) === 1, {
+        what: 'the reservation sent before the freeze to run',
+        timeoutMs: 5_000,
+        intervalMs: 50,
+      });
+      expect(await shared.reserve('bot', plan(3), p)).toMatchObject({ ok: true });
+      expect(await client.exists(keys.chat('bot', '2'))).toBe(0);
+    } finally {
+      if (server.pid) process.kill(server.pid, 'SIGCONT');
+      client.disconnect();
+      await server.stop();
+    }
   });
 
   it('keeps a bot calendar of bounded size, and expires a quiet bot', async () => {

@@ -1,32 +1,29 @@
 import type { OutboundKeys } from '@relaygram/contracts';
 import type { RedisClient } from '@relaygram/queue';
-import type { BudgetKind } from '../budget/budget-math';
 import type { BudgetParams } from '../budget/budget-params';
 import type { CallPlan } from '../budget/call-plan';
 import { BOT_WIDE_CHATS, BOT_WIDE_WINDOW_MS, type PauseScope } from '../budget/pause-scope';
 import { ACQUIRE_LUA, PAUSED_FOR_LUA, PAUSES_LUA, PAUSE_LUA } from './pacing.lua';
-import { ScriptBatcher } from './script-batcher';
+import { ReservationBatches, type SharedDecision } from './reservation-batch';
+import { ReservationBatcher } from './reservation-batcher';
+
+export type { SharedDecision } from './reservation-batch';
 
 type ScriptFn = (numKeys: number, ...args: (string | number)[]) => Promise<unknown>;
 
 interface PacingScripts {
-  rgOutboundAcquire: ScriptFn;
+  rgOutboundAcquireBatch: ScriptFn;
   rgOutboundPause: ScriptFn;
   rgOutboundPausedFor: ScriptFn;
   rgOutboundPauses: ScriptFn;
 }
 
 const SCRIPTS: Record<keyof PacingScripts, string> = {
-  rgOutboundAcquire: ACQUIRE_LUA,
+  rgOutboundAcquireBatch: ACQUIRE_LUA,
   rgOutboundPause: PAUSE_LUA,
   rgOutboundPausedFor: PAUSED_FOR_LUA,
   rgOutboundPauses: PAUSES_LUA,
 };
-
-/** What one reservation in Redis answered: a wait from now, or a refusal. */
-export type SharedDecision =
-  | { ok: true; waitMs: number; binding?: BudgetKind }
-  | { ok: false; retryInMs: number; binding: BudgetKind };
 
 export interface SharedPauses {
   /** Redis's clock when read (ms). */
@@ -39,60 +36,37 @@ export interface SharedPauses {
 const MAX_LISTED_PAUSES = 1000;
 
 /**
- * The budgets in Redis: one script per call (ACQUIRE_LUA), atomic across every
- * replica. `now` is for tests only: production calls let Redis read its own clock.
+ * The budgets in Redis, atomic across every replica: reservations go by batches, one
+ * script call each (ACQUIRE_LUA, see ReservationBatcher). `now` is for tests only:
+ * production calls let Redis read its own clock.
  */
 export class RedisBudget {
   readonly #redis: RedisClient & PacingScripts;
-  readonly #acquire: ScriptBatcher;
+  readonly #acquire: ReservationBatcher;
 
-  /** `staleMs`: a reservation still queued this long after it was asked for is dropped. */
+  /**
+   * `timeoutMs`: a reservation unanswered this long after it was asked fails with a
+   * TimeoutError, and one still queued by then is dropped, never sent.
+   */
   constructor(
     redis: RedisClient,
     private readonly keys: OutboundKeys,
-    staleMs = 1_000,
+    timeoutMs = 1_000,
   ) {
     for (const [name, lua] of Object.entries(SCRIPTS)) {
       if (!(name in redis)) redis.defineCommand(name, { lua });
     }
     this.#redis = redis as RedisClient & PacingScripts;
-    this.#acquire = new ScriptBatcher(redis, 'rgOutboundAcquire', staleMs);
+    this.#acquire = new ReservationBatcher(
+      redis,
+      'rgOutboundAcquireBatch',
+      new ReservationBatches(keys),
+      timeoutMs,
+    );
   }
 
-  async reserve(
-    botId: string,
-    plan: CallPlan,
-    p: BudgetParams,
-    now?: number,
-  ): Promise<SharedDecision> {
-    const chat = plan.chat;
-    const group = chat?.kind === 'group';
-    const answer = (await this.#acquire.call([
-      4,
-      this.keys.pauses(botId),
-      this.keys.bins(botId),
-      this.keys.chat(botId, chat?.key ?? '-'),
-      this.keys.group(botId, chat?.key ?? '-'),
-      plan.cost,
-      p.maxWaitMs,
-      p.transitMs,
-      chat ? p.chatIntervalMs : 0,
-      p.chatBurst,
-      group ? p.groupLimit : 0,
-      p.groupWindowMs,
-      p.binWidthMs,
-      p.binCapacity,
-      p.ringSize,
-      chat?.key ?? '',
-      now ?? '',
-    ])) as [number, number, string];
-    const [ok, ms, binding] = answer;
-    if (ok === 1) {
-      return binding
-        ? { ok: true, waitMs: ms, binding: binding as BudgetKind }
-        : { ok: true, waitMs: ms };
-    }
-    return { ok: false, retryInMs: ms, binding: binding as BudgetKind };
+  reserve(botId: string, plan: CallPlan, p: BudgetParams, now?: number): Promise<SharedDecision> {
+    return this.#acquire.reserve(botId, plan, p, now);
   }
 
   async pause(

@@ -1,0 +1,101 @@
+import { DEFAULT_OUTBOUND } from '@relaygram/config';
+import { OutboundKeys } from '@relaygram/contracts';
+import { budgetParams } from '../budget/budget-params';
+import type { CallPlan } from '../budget/call-plan';
+import { decodeAnswer, ReservationBatches } from './reservation-batch';
+
+const keys = new OutboundKeys('{rg}');
+const p = budgetParams(DEFAULT_OUTBOUND);
+const other = budgetParams({ ...DEFAULT_OUTBOUND, perSecond: 10 });
+const PARAMS = ['5000', '100', '1000', '3', '20', '60000', '100', '3', '53'];
+
+const to = (key: string, kind: 'private' | 'group', cost = 1): CallPlan => ({
+  paced: true,
+  chat: { key, kind },
+  cost,
+});
+
+describe('ReservationBatches', () => {
+  it("names each bot's pauses and calendar once, then each reservation's chat and group keys in order", () => {
+    const command = new ReservationBatches(keys).command([
+      { botId: 'a', plan: to('1', 'private'), params: p, now: undefined },
+      { botId: 'b', plan: to('-5', 'group', 3), params: p, now: undefined },
+      { botId: 'a', plan: { paced: true, cost: 1 }, params: p, now: undefined },
+      { botId: 'a', plan: to('1', 'private'), params: other, now: undefined },
+    ]);
+    expect(command.keys).toEqual([
+      keys.pauses('a'),
+      keys.bins('a'),
+      keys.pauses('b'),
+      keys.bins('b'),
+      keys.chat('a', '1'),
+      keys.chat('b', '-5'),
+      keys.group('b', '-5'),
+      keys.chat('a', '1'),
+    ]);
+    expect(command.numKeys).toBe(8);
+    // Every key of an install shares its hash tag, so one batch is legal on a cluster.
+    expect(command.keys.every((key) => key.startsWith('{rg}:'))).toBe(true);
+    expect(command.argv).toEqual([
+      '2',
+      '3',
+      // sections: a with p, b with p, a with `other`
+      '1',
+      '',
+      ...PARAMS,
+      '2',
+      '',
+      ...PARAMS,
+      '1',
+      '',
+      ...budgetParamsArgs(other),
+      // reservations: section, cost, kind, chat
+      ...['1', '1', 'p', '1'],
+      ...['2', '3', 'g', '-5'],
+      ...['1', '1', '', ''],
+      ...['3', '1', 'p', '1'],
+    ]);
+  });
+
+  it('gives a clock of its own its own section', () => {
+    const command = new ReservationBatches(keys).command([
+      { botId: 'a', plan: to('1', 'private'), params: p, now: 1_000 },
+      { botId: 'a', plan: to('1', 'private'), params: p, now: 2_000 },
+      { botId: 'a', plan: to('1', 'private'), params: p, now: 1_000 },
+    ]);
+    expect(command.argv.slice(0, 2)).toEqual(['1', '2']);
+    expect(command.argv.slice(2 + 22)).toEqual([
+      ...['1', '1', 'p', '1'],
+      ...['2', '1', 'p', '1'],
+      ...['1', '1', 'p', '1'],
+    ]);
+  });
+});
+
+function budgetParamsArgs(q: typeof p): string[] {
+  return [
+    q.maxWaitMs,
+    q.transitMs,
+    q.chatIntervalMs,
+    q.chatBurst,
+    q.groupLimit,
+    q.groupWindowMs,
+    q.binWidthMs,
+    q.binCapacity,
+    q.ringSize,
+  ].map(String);
+}
+
+describe('decodeAnswer', () => {
+  it('reads a code and a time as a decision, and an error text as an error', () => {
+    expect(decodeAnswer(0, 0)).toEqual({ ok: true, waitMs: 0 });
+    expect(decodeAnswer(0, 12)).toEqual({ ok: true, waitMs: 12 });
+    expect(decodeAnswer(2, 900)).toEqual({ ok: true, waitMs: 900, binding: 'chat' });
+    expect(decodeAnswer(4, 40)).toEqual({ ok: true, waitMs: 40, binding: 'bot' });
+    expect(decodeAnswer(-1, 3_000)).toEqual({ ok: false, retryInMs: 3_000, binding: 'pause' });
+    expect(decodeAnswer(-3, 61_000)).toEqual({ ok: false, retryInMs: 61_000, binding: 'group' });
+    const error = decodeAnswer('WRONGTYPE Operation against a key', 0);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toContain('WRONGTYPE');
+  });
+});
