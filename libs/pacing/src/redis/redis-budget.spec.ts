@@ -200,6 +200,25 @@ describe('the pacing script in Redis', () => {
     expect(counts).toEqual({ scripts: 3, pipelines: 0 });
   });
 
+  it('sends at once while the process is not busy, and at the end of the turn while it is', async () => {
+    const { shared, counts } = await countingClient('idle');
+    const p = params({});
+    // Script calls made by the time the current turn of the event loop ends.
+    const atTurnEnd = () =>
+      new Promise<number>((resolve) => setImmediate(() => resolve(counts.scripts)));
+    let sentByTurnEnd = atTurnEnd();
+    await shared.reserve('bot', plan(1), p);
+    expect(await sentByTurnEnd).toBe(1);
+    // A batch of several: busy, so the next one waits for the rest of its turn.
+    await Promise.all(Array.from({ length: 10 }, (_, i) => shared.reserve('bot', plan(i + 2), p)));
+    expect(counts.scripts).toBe(2);
+    sentByTurnEnd = atTurnEnd();
+    const next = shared.reserve('bot', plan(20), p);
+    expect(await sentByTurnEnd).toBe(2);
+    await next;
+    expect(counts.scripts).toBe(3);
+  });
+
   it('splits a very large moment into script calls of at most MAX_BATCH, sent as one pipeline', async () => {
     const { shared, counts } = await countingClient('large');
     const p = params({ perSecond: 1000, perChatPerSecond: 1, chatBurst: 1, maxWaitMs: 600_000 });

@@ -26,12 +26,17 @@ type BatchScript = (numKeys: number, keys: string[], argv: string[]) => Promise<
 export const MAX_BATCH = 100;
 
 /**
- * Sends reservations to Redis as one script call per batch. Those asked while none is
- * on its way leave at the end of the event loop's current turn (setImmediate),
- * together: a busy gateway reads many requests in one turn, and an idle one adds no
- * timer delay, only the rest of the turn. Those asked while a batch is on its way wait
- * for its answer and then go together. Each reservation is decided on its own within
- * the script, in the order asked; one that fails there fails alone.
+ * Sends reservations to Redis as one script call per batch. While this process is
+ * busy (its last batch held several), those asked while none is on its way leave at
+ * the end of the event loop's current turn (setImmediate), together: a busy gateway
+ * reads many requests in one turn. While it is not (its last batch held one), a
+ * reservation leaves as soon as the code that asked for it yields (nextTick): one
+ * caller at a time gets one plain round trip, without the extra turn of the loop,
+ * and a burst after a quiet spell sends its first alone and the rest together once
+ * that one is answered, after which the batches are large again. Those asked while a
+ * batch is on its way wait for its answer and then go together. Each reservation is
+ * decided on its own within the script, in the order asked; one that fails there
+ * fails alone.
  *
  * Every reservation is bounded: one unanswered `timeoutMs` after it was asked is
  * rejected with a TimeoutError (one timer for the batcher, not one per call), and
@@ -42,6 +47,8 @@ export class ReservationBatcher {
   #inFlight: Pending[] = [];
   #sending = false;
   #flushScheduled = false;
+  /** Reservations in the last batch sent: 1 or none means this process is not busy. */
+  #lastBatch = 0;
   #watchdog: NodeJS.Timeout | undefined;
 
   constructor(
@@ -71,7 +78,8 @@ export class ReservationBatcher {
       if (!this.#watchdog) this.#watchdog = this.#arm();
       if (this.#sending || this.#flushScheduled) return;
       this.#flushScheduled = true;
-      setImmediate(this.#onTurnEnd);
+      if (this.#lastBatch > 1) setImmediate(this.#onTurnEnd);
+      else process.nextTick(this.#onTurnEnd);
     });
   }
 
@@ -92,6 +100,7 @@ export class ReservationBatcher {
       batch = batch.filter((item) => item.since > limit);
     }
     if (batch.length === 0) return;
+    this.#lastBatch = batch.length;
     this.#sending = true;
     this.#inFlight = batch;
     this.#send(batch).then(
