@@ -22,17 +22,53 @@ export interface RawAnswer {
 }
 
 export async function readAnswer(body: Readable): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_ANSWER_BYTES) {
-      body.destroy();
-      return undefined;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size).toString('utf8');
+  const whole = await readWhole(body, MAX_ANSWER_BYTES);
+  return whole?.toString('utf8');
+}
+
+/**
+ * The whole body, or undefined (the body destroyed) past `limit` bytes. Read through
+ * its events rather than an async iterator: a Bot API answer is one or two chunks,
+ * and the iterator's promises and end-of-stream watcher cost more than the read.
+ */
+export function readWhole(body: Readable, limit: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (): void => {
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('error', onError);
+      body.off('close', onClose);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        done();
+        body.destroy();
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      done();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    };
+    const onError = (error: unknown): void => {
+      done();
+      reject(error);
+    };
+    // Closed without its end or an error (destroyed by someone else): never a whole body.
+    const onClose = (): void => {
+      done();
+      reject(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    };
+    body.on('data', onData);
+    body.once('end', onEnd);
+    body.once('error', onError);
+    body.once('close', onClose);
+  });
 }
 
 export function parseRawAnswer(text: string | undefined): RawAnswer | undefined {
@@ -65,7 +101,7 @@ export function passedHeaders(headers: Dispatcher.ResponseData['headers']): Reco
  */
 export function relayAnswer(
   source: Readable,
-  guard: CallGuard,
+  guard: CallGuard | undefined,
   fail: (error: unknown) => Error,
 ): Readable {
   const relay = new Readable({
@@ -73,7 +109,7 @@ export function relayAnswer(
       source.resume();
     },
     destroy: (error, callback) => {
-      guard.dispose();
+      guard?.dispose();
       source.destroy();
       callback(error);
     },
@@ -82,7 +118,7 @@ export function relayAnswer(
     if (!relay.push(chunk)) source.pause();
   });
   source.once('end', () => {
-    guard.dispose();
+    guard?.dispose();
     relay.push(null);
   });
   source.on('error', (error) => relay.destroy(fail(error)));

@@ -1,4 +1,4 @@
-import { CallGuard } from './call-guard';
+import type { CallGuard } from './call-guard';
 import { isInteger, isObject, MAX_ANSWER_BYTES, parseRawAnswer } from './answer-body';
 import { errorCodeOf, networkReason } from './network-failure';
 import { redactToken } from './redact-token';
@@ -59,17 +59,22 @@ export class CallOutcomes {
     });
   }
 
+  /**
+   * `guard` is the call's own timer and signal when it has them; without one, undici's
+   * headers and body timeouts (`timeoutMs`) kept the deadline.
+   */
   failure(
     method: string,
     error: unknown,
-    guard: CallGuard,
+    timeoutMs: number,
+    guard: CallGuard | undefined,
     bodyFailure: RequestBodyFailure | undefined,
   ): Error {
     // Only this class creates these two, from Telegram's answer: pass them on.
     if (error instanceof TelegramError || error instanceof TelegramNetworkError) return error;
     if (error instanceof TelegramRequestError || error instanceof TelegramAbortError) return error;
-    if (guard.timedOut) return new TelegramTimeoutError({ method, timeoutMs: guard.timeoutMs });
-    if (guard.aborted) return new TelegramAbortError({ method });
+    if (guard?.timedOut) return new TelegramTimeoutError({ method, timeoutMs });
+    if (guard?.aborted) return new TelegramAbortError({ method });
     if (bodyFailure) {
       return new TelegramNetworkError({
         method,
@@ -79,7 +84,7 @@ export class CallOutcomes {
     }
     const code = errorCodeOf(error) ?? 'EUNKNOWN';
     if (code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT') {
-      return new TelegramTimeoutError({ method, timeoutMs: guard.timeoutMs });
+      return new TelegramTimeoutError({ method, timeoutMs });
     }
     return new TelegramNetworkError({ method, code, reason: networkReason(code, this.#hostPort) });
   }

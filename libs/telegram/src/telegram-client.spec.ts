@@ -200,6 +200,19 @@ describe('TelegramClient', () => {
       expect(events[0]).toMatchObject({ ok: false, errorCode: -1 });
     });
 
+    it("times out on undici's own timers from 1 s on, with the same error", async () => {
+      tg.handle(() => undefined);
+      const started = Date.now();
+
+      const error = await rejection(client.call('getMe', undefined, { timeoutMs: 1_000 }));
+
+      expect(error).toBeInstanceOf(TelegramTimeoutError);
+      expect(error).toMatchObject({ method: 'getMe', timeoutMs: 1_000 });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+      expect(Date.now() - started).toBeLessThan(2_500);
+      expect(events[0]).toMatchObject({ ok: false, errorCode: -1 });
+    });
+
     it('gives getUpdates its long-poll timeout plus slack when the caller sets none', async () => {
       await client.destroy();
       client = newClient(tg.url, 100);
@@ -365,6 +378,28 @@ describe('TelegramClient', () => {
       expect(arrived).toEqual(sent);
       expect(tg.requests[0].headers['content-type']).toBe('application/json; charset=utf-8');
       expect(events[0]).toMatchObject({ method: 'sendMessage', ok: false, errorCode: 400 });
+    });
+
+    it('reads a small answer whole when asked to, and times out as a stream does', async () => {
+      tg.handle((_seen, _req, res) => sendJson(res, 200, { ok: true, result: { id: 1 } }));
+
+      const small = await client.forward('getChat', { httpMethod: 'GET' }, { bufferUpTo: 1024 });
+      const large = await client.forward('getChat', { httpMethod: 'GET' }, { bufferUpTo: 8 });
+
+      expect(Buffer.isBuffer(small.body)).toBe(true);
+      expect(JSON.parse(small.body.toString())).toEqual({ ok: true, result: { id: 1 } });
+      expect(Buffer.isBuffer(large.body)).toBe(false);
+      expect(JSON.parse((await readBody(large.body as Readable)).toString())).toEqual({
+        ok: true,
+        result: { id: 1 },
+      });
+
+      tg.handle(() => undefined);
+      const error = await rejection(
+        client.forward('getChat', { httpMethod: 'GET' }, { timeoutMs: 1_000, bufferUpTo: 1024 }),
+      );
+      expect(error).toBeInstanceOf(TelegramTimeoutError);
+      expect(error).toMatchObject({ method: 'getChat', timeoutMs: 1_000 });
     });
 
     it('passes a GET with its query string', async () => {

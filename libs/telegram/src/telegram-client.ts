@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { inspect } from 'node:util';
-import { Pool } from 'undici';
-import { passedHeaders, readAnswer, relayAnswer } from './answer-body';
+import { Pool, type Dispatcher } from 'undici';
+import { passedHeaders, readAnswer, readWhole, relayAnswer } from './answer-body';
 import {
   assertMethodName,
   assertTokenShape,
@@ -19,6 +19,8 @@ import { forwardHeaders, jsonBody, type OutgoingBody } from './outgoing-request'
 import { relayBody, type RequestBodyFailure } from './request-body';
 import { TelegramAbortError, TelegramNetworkError, TelegramRequestError } from './telegram.errors';
 import {
+  type BufferedResponse,
+  type BufferingCallOptions,
   type CallOptions,
   type ForwardRequest,
   type StreamedResponse,
@@ -34,6 +36,13 @@ const DEFAULT_CONNECTIONS = 16;
 const KEEP_ALIVE_MS = 10_000;
 // Room past getUpdates' own `timeout` for Telegram to answer an expired long poll.
 const LONG_POLL_SLACK_MS = 10_000;
+/**
+ * undici's headers and body timeouts cost nothing per call, but tick every half second:
+ * a shorter deadline keeps a timer of its own (CallGuard), as does a call with the
+ * caller's signal or a streamed upload (undici's headers timer only watches a stalled
+ * write, and the deadline covers the whole upload).
+ */
+const UNDICI_TIMERS_FROM_MS = 1_000;
 
 /** One streamed exchange: a forwarded call or a file download. */
 interface StreamCall {
@@ -84,7 +93,8 @@ export class TelegramClient {
     this.#pool = new Pool(api.origin, {
       connections: positiveOr(options.connections, DEFAULT_CONNECTIONS),
       keepAliveTimeout: KEEP_ALIVE_MS,
-      // Deadlines are per call (CallGuard); the pool-wide ones would cut long polls.
+      // Deadlines are per call (each request's own, or a CallGuard); pool-wide ones
+      // would cut long polls.
       headersTimeout: 0,
       bodyTimeout: 0,
     });
@@ -173,11 +183,21 @@ export class TelegramClient {
    * for response headers (the upload included); the body may then idle that long
    * between chunks.
    */
-  async forward(
+  forward(
     method: string,
     request: ForwardRequest,
     options?: CallOptions,
-  ): Promise<StreamedResponse> {
+  ): Promise<StreamedResponse>;
+  forward(
+    method: string,
+    request: ForwardRequest,
+    options: BufferingCallOptions,
+  ): Promise<StreamedResponse | BufferedResponse>;
+  async forward(
+    method: string,
+    request: ForwardRequest,
+    options?: CallOptions | BufferingCallOptions,
+  ): Promise<StreamedResponse | BufferedResponse> {
     assertMethodName(method);
     const query = normalizeQuery(request.query);
     const headers = forwardHeaders(request);
@@ -198,7 +218,14 @@ export class TelegramClient {
   /** Streams `/file/bot<token>/<filePath>` (a getFile `file_path`); status passed through. */
   async downloadFile(filePath: string, options?: CallOptions): Promise<StreamedResponse> {
     const path = `${this.#filePath}/${encodeFilePath(filePath)}`;
-    return this.#stream({ method: 'downloadFile', path, httpMethod: 'GET', headers: {}, options });
+    const answer = await this.#stream({
+      method: 'downloadFile',
+      path,
+      httpMethod: 'GET',
+      headers: {},
+      options,
+    });
+    return answer as StreamedResponse;
   }
 
   get closed(): boolean {
@@ -257,9 +284,13 @@ export class TelegramClient {
     options: CallOptions | undefined,
   ): Promise<{ result: T; text: string | undefined }> {
     const started = performance.now();
-    const guard = new CallGuard(timeoutMs, options?.signal);
+    const guard = callGuard(
+      timeoutMs,
+      options,
+      typeof outgoing.body === 'object' && !Buffer.isBuffer(outgoing.body),
+    );
     try {
-      if (guard.aborted) throw new TelegramAbortError({ method });
+      if (guard?.aborted) throw new TelegramAbortError({ method });
       this.#assertOpen(method);
       const headers: Record<string, string> = { 'content-type': outgoing.contentType };
       if (outgoing.contentLength !== undefined) {
@@ -270,53 +301,74 @@ export class TelegramClient {
         method: 'POST',
         headers,
         body: outgoing.body,
-        signal: guard.signal,
+        signal: guard?.signal,
+        headersTimeout: guard ? undefined : timeoutMs,
+        bodyTimeout: guard ? undefined : timeoutMs,
       });
       const text = await readAnswer(response.body);
       const result = this.#outcomes.answerResult<T>(method, response.statusCode, text);
       this.#emit({ method, ok: true, started });
       return { result, text };
     } catch (error) {
-      const failure = this.#outcomes.failure(method, error, guard, outgoing.failure?.());
+      const failure = this.#outcomes.failure(method, error, timeoutMs, guard, outgoing.failure?.());
       this.#emit({ method, ok: false, errorCode: eventCode(failure), started });
       throw failure;
     } finally {
-      guard.dispose();
+      guard?.dispose();
     }
   }
 
-  async #stream(call: StreamCall): Promise<StreamedResponse> {
+  async #stream(call: StreamCall): Promise<StreamedResponse | BufferedResponse> {
     const { method, options } = call;
     const started = performance.now();
     const timeoutMs = this.#timeout(options);
-    const guard = new CallGuard(timeoutMs, options?.signal);
+    const streamed = call.body !== undefined && !Buffer.isBuffer(call.body);
+    const guard = callGuard(timeoutMs, options, streamed);
+    let headers: Record<string, string>;
+    let response: Dispatcher.ResponseData;
     try {
-      if (guard.aborted) throw new TelegramAbortError({ method });
+      if (guard?.aborted) throw new TelegramAbortError({ method });
       this.#assertOpen(method);
-      const response = await this.#pool.request({
+      response = await this.#pool.request({
         path: call.path,
         method: call.httpMethod,
         headers: call.headers,
         body: call.body,
-        signal: guard.signal,
+        signal: guard?.signal,
+        headersTimeout: guard ? undefined : timeoutMs,
         bodyTimeout: timeoutMs,
       });
-      guard.stopTimer();
+      guard?.stopTimer();
       const ok = response.statusCode >= 200 && response.statusCode < 300;
       this.#emit({ method, ok, errorCode: ok ? undefined : response.statusCode, started });
-      return {
-        statusCode: response.statusCode,
-        headers: passedHeaders(response.headers),
-        body: relayAnswer(response.body, guard, (error) =>
-          this.#outcomes.failure(method, error, guard, undefined),
-        ),
-      };
+      headers = passedHeaders(response.headers);
     } catch (error) {
-      guard.dispose();
-      const failure = this.#outcomes.failure(method, error, guard, call.bodyFailure?.());
+      guard?.dispose();
+      const failure = this.#outcomes.failure(method, error, timeoutMs, guard, call.bodyFailure?.());
       this.#emit({ method, ok: false, errorCode: eventCode(failure), started });
       throw failure;
     }
+    const fail = (error: unknown) =>
+      this.#outcomes.failure(method, error, timeoutMs, guard, undefined);
+    const bufferUpTo = (options as BufferingCallOptions | undefined)?.bufferUpTo;
+    if (bufferUpTo !== undefined && declaredLength(headers) <= bufferUpTo) {
+      let body: Buffer | undefined;
+      try {
+        body = await readWhole(response.body, bufferUpTo);
+      } catch (error) {
+        throw fail(error);
+      } finally {
+        guard?.dispose();
+      }
+      // More bytes than the length said: undici refuses that before we could see it.
+      if (body) return { statusCode: response.statusCode, headers, body };
+      throw fail(new Error('answer longer than its content-length'));
+    }
+    return {
+      statusCode: response.statusCode,
+      headers,
+      body: relayAnswer(response.body, guard, fail),
+    };
   }
 
   #callTimeout(
@@ -366,6 +418,25 @@ export class TelegramClient {
       // A metrics hook must never change the outcome of a call.
     }
   }
+}
+
+/** The call's own timer and signal, when undici's timers cannot keep its deadline. */
+function callGuard(
+  timeoutMs: number,
+  options: CallOptions | undefined,
+  streamedBody: boolean,
+): CallGuard | undefined {
+  const signal = options?.signal;
+  if (signal === undefined && !streamedBody && timeoutMs >= UNDICI_TIMERS_FROM_MS) return undefined;
+  return new CallGuard(timeoutMs, signal);
+}
+
+/** The answer's Content-Length, or Infinity when it has none (chunked). */
+function declaredLength(headers: Record<string, string>): number {
+  const length = Number(headers['content-length']);
+  return headers['content-length'] !== undefined && Number.isSafeInteger(length) && length >= 0
+    ? length
+    : Infinity;
 }
 
 function positiveOr(value: number | undefined, fallback: number): number {

@@ -45,6 +45,15 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** forward's options when a small answer may come back read whole. */
+export interface BufferingCallOptions extends CallOptions {
+  /**
+   * An answer whose Content-Length is at most this many bytes comes back as a Buffer
+   * (BufferedResponse), read by the client: no stream to pipe or read again.
+   */
+  bufferUpTo: number;
+}
+
 export interface ForwardRequest {
   httpMethod: 'GET' | 'POST';
   /** The raw query string, URL-encoded, with or without its leading `?`. */
@@ -60,6 +69,13 @@ export interface StreamedResponse {
   headers: Record<string, string>;
   /** Must be read to the end or destroyed: it holds a pooled connection until then. */
   body: Readable;
+}
+
+/** A forwarded call's answer read whole (see BufferingCallOptions). */
+export interface BufferedResponse {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: Buffer;
 }
 
 /** The answer of getMe. */
