@@ -17,8 +17,50 @@ export interface CheckedBody {
   params: Record<string, unknown>;
 }
 
-export function checkBody(kind: 'json' | 'form', body: Buffer, pathMethod: string): CheckedBody {
+/**
+ * The body's refusal, if any, and its parameters when `wanted` (pacing reads them).
+ * A body is parsed only when it is wanted or its bytes could name a `method` parameter;
+ * any other goes to Telegram unread, which answers it as its own.
+ */
+export function checkBody(
+  kind: 'json' | 'form',
+  body: Buffer,
+  pathMethod: string,
+  wanted = true,
+): CheckedBody {
+  if (!wanted && !mayNameMethod(body, kind))
+    return { params: NO_PARAMS as Record<string, unknown> };
   return kind === 'json' ? checkJson(body, pathMethod) : checkForm(body, pathMethod);
+}
+
+const BACKSLASH = 0x5c;
+const PERCENT = 0x25;
+/** `method` in lower case; OR-ing 0x20 into an ASCII letter lower-cases it. */
+const METHOD = [0x6d, 0x65, 0x74, 0x68, 0x6f, 0x64];
+
+/**
+ * Whether these bytes could carry a parameter named `method` in any letter case: the
+ * six letters in a row, or anything that could spell them otherwise: an escape (`\u006d`
+ * in JSON, `%6D` in a form) or a NUL byte (UTF-16 or UTF-32 text, whose letters are
+ * not in a row). No other character lower-cases to these ASCII letters. Only such a
+ * body is parsed for the check; the rest cannot name another method.
+ */
+export function mayNameMethod(body: Buffer, kind: 'json' | 'form'): boolean {
+  const escape = kind === 'json' ? BACKSLASH : PERCENT;
+  const last = body.length - METHOD.length;
+  for (let i = 0; i < body.length; i++) {
+    const byte = body[i] as number;
+    if (byte === escape || byte === 0) return true;
+    if ((byte | 0x20) === 0x6d && i <= last && spellsMethod(body, i)) return true;
+  }
+  return false;
+}
+
+function spellsMethod(body: Buffer, at: number): boolean {
+  for (let j = 1; j < METHOD.length; j++) {
+    if (((body[at + j] as number) | 0x20) !== METHOD[j]) return false;
+  }
+  return true;
 }
 
 function checkJson(body: Buffer, pathMethod: string): CheckedBody {
@@ -45,20 +87,54 @@ function checkForm(body: Buffer, pathMethod: string): CheckedBody {
     : { params };
 }
 
-/** The whole body if it has at most `limit` bytes; else undefined, the rest drained. */
-export async function readLimited(stream: Readable, limit: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  // Not destroyed on an early return: the request must still get its answer.
-  for await (const chunk of stream.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      stream.resume();
-      return undefined;
+/**
+ * The whole body if it has at most `limit` bytes; else undefined, the rest drained. Read
+ * through the stream's events: a call's body is a chunk or two, and an async iterator's
+ * promises and end-of-stream watcher cost more than the read itself.
+ */
+export function readLimited(stream: Readable, limit: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = (): void => {
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.off('error', onError);
+      stream.off('close', onClose);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        stop();
+        // Not destroyed: the request must still get its answer.
+        stream.resume();
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      stop();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    };
+    const onError = (error: unknown): void => {
+      stop();
+      reject(error);
+    };
+    // The caller hung up before the end: as an iterator would, this is an error.
+    const onClose = (): void => {
+      stop();
+      reject(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    };
+    if (stream.readableEnded) {
+      resolve(Buffer.alloc(0));
+      return;
     }
-    chunks.push(chunk);
-  }
-  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+    stream.on('data', onData);
+    stream.once('end', onEnd);
+    stream.once('error', onError);
+    stream.once('close', onClose);
+  });
 }
 
 export function queryParams(query: string): Record<string, unknown> {

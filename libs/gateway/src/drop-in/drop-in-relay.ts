@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { StreamedResponse } from '@relaygram/telegram';
+import type { BufferedResponse, StreamedResponse } from '@relaygram/telegram';
 import { redirectsMethod } from '../access/method-rules';
 import { accessOf } from '../access/request-access';
 import { logCall } from '../http/call-log';
@@ -17,11 +17,14 @@ import {
   TOO_LARGE,
   tooManyRequests,
 } from './drop-in-answers';
-import { NO_PARAMS } from './drop-in-body';
+import { NO_PARAMS, readLimited } from './drop-in-body';
 import { MultipartScanError, type MultipartNameScanner } from './multipart-name-scanner';
 
 /** Answers up to this size are read whole before they are sent on (files stream). */
-const MAX_BUFFERED_ANSWER = 256 * 1024;
+export const MAX_BUFFERED_ANSWER = 256 * 1024;
+
+/** Telegram's answer to a relayed call: read whole by the client when small. */
+export type RelayedAnswer = StreamedResponse | BufferedResponse;
 
 /** The upload a relayed call streams: its gate, and its body to drop if refused. */
 export interface RelayedUpload {
@@ -39,7 +42,7 @@ export async function pacedRelay(
   request: FastifyRequest,
   reply: FastifyReply,
   params: Readonly<Record<string, unknown>>,
-  exchange: (gate?: UploadGate) => Promise<StreamedResponse>,
+  exchange: (gate?: UploadGate) => Promise<RelayedAnswer>,
   upload?: RelayedUpload,
 ): Promise<FastifyReply> {
   const access = accessOf(request);
@@ -71,11 +74,11 @@ export async function relay(
   deps: GatewayRouteDeps,
   request: FastifyRequest,
   reply: FastifyReply,
-  exchange: () => Promise<StreamedResponse>,
+  exchange: () => Promise<RelayedAnswer>,
   gate?: UploadGate,
   on429?: (retryAfter: number | undefined) => Promise<void>,
 ): Promise<FastifyReply> {
-  let answer: StreamedResponse;
+  let answer: RelayedAnswer;
   try {
     answer = await exchange();
   } catch (error) {
@@ -85,12 +88,12 @@ export async function relay(
   if (gate && !gate.sourceEnded) gate.refuse();
   let body: Readable | Buffer = answer.body;
   // A 429 is read whole whatever its length header says: its retry_after sets the pause.
+  // Bot API answers are small and come read whole (bufferUpTo): sent as one buffer they
+  // cost less than a piped stream, and a connection lost mid-answer still gets a 502.
   const tooMany = on429 !== undefined && answer.statusCode === 429;
-  if (isSmall(answer) || tooMany) {
-    // Bot API answers are small: sent as one buffer they cost less than a piped stream,
-    // and a connection lost mid-answer still gets a proper 502.
+  if (!Buffer.isBuffer(body) && (isSmall(answer) || tooMany)) {
     try {
-      body = await readAll(answer.body);
+      body = await readAll(body);
     } catch (error) {
       return failed(deps, request, reply, error);
     }
@@ -142,15 +145,13 @@ function retryAfterOf(body: Buffer): number | undefined {
   }
 }
 
-function isSmall(answer: StreamedResponse): boolean {
+function isSmall(answer: RelayedAnswer): boolean {
   const length = Number(answer.headers['content-length']);
   return Number.isSafeInteger(length) && length <= MAX_BUFFERED_ANSWER;
 }
 
 async function readAll(stream: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream as AsyncIterable<Buffer>) chunks.push(chunk);
-  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+  return (await readLimited(stream, Infinity)) as Buffer;
 }
 
 class MethodFieldError extends Error {

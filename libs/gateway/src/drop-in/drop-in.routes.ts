@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import { outboundOf } from '@relaygram/config';
 import { isPacedMethod } from '@relaygram/pacing';
 import { checkAccess } from '../access/access-check';
 import { isMethodParameter, queryRedirectsMethod } from '../access/method-rules';
@@ -41,7 +42,7 @@ import {
 import { DROP_IN_FILE_DOC, DROP_IN_METHOD_DOC } from './drop-in.docs';
 import { loggedPath, parseDropInPath } from './drop-in-path';
 import { answerPull, pullAccess } from './drop-in-pull';
-import { inspectMultipart, pacedRelay, refuse, relay } from './drop-in-relay';
+import { inspectMultipart, MAX_BUFFERED_ANSWER, pacedRelay, refuse, relay } from './drop-in-relay';
 import { MultipartNameScanner } from './multipart-name-scanner';
 import { peekMultipartFields } from './multipart-peek';
 
@@ -52,6 +53,7 @@ const ALL_METHODS: HTTPMethods[] = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'P
 const PEEKED_FIELDS = ['chat_id', 'media', 'message_ids'];
 /** A multipart body is read at most this far for its chat before the upload starts. */
 const MAX_PEEK_BYTES = 64 * 1024;
+const SMALL_ANSWERS_WHOLE = Object.freeze({ bufferUpTo: MAX_BUFFERED_ANSWER });
 
 /**
  * The Bot API drop-in: `/bot<botNumericId>:<clientToken>/<method>` and
@@ -147,10 +149,11 @@ async function handleMethod(
     return refuse(deps, request, reply, METHOD_PARAMETER);
   }
   if (access.pull) return answerPull(deps, request, reply, query);
-  const paced = isPacedMethod(access.method);
+  // A bot with pacing off takes no slot: its calls' parameters are never read for it.
+  const paced = isPacedMethod(access.method) && outboundOf(access.bot).enabled;
   if (request.method === 'GET') {
     return pacedRelay(deps, request, reply, paced ? queryParams(query) : NO_PARAMS, () =>
-      access.telegram.forward(access.method, { httpMethod: 'GET', query }),
+      access.telegram.forward(access.method, { httpMethod: 'GET', query }, SMALL_ANSWERS_WHOLE),
     );
   }
 
@@ -163,12 +166,16 @@ async function handleMethod(
 
   const body = await readLimited(request.raw, MAX_BUFFERED_BODY);
   if (!body) return refuse(deps, request, reply, TOO_LARGE);
-  const checked = checkBody(kind.kind, body, access.method);
+  const checked = checkBody(kind.kind, body, access.method, paced);
   if (checked.refusal) return refuse(deps, request, reply, checked.refusal);
   // Telegram reads the query too; the body wins where both name a parameter.
   const params = paced ? { ...queryParams(query), ...checked.params } : NO_PARAMS;
   return pacedRelay(deps, request, reply, params, () =>
-    access.telegram.forward(access.method, { httpMethod: 'POST', query, contentType, body }),
+    access.telegram.forward(
+      access.method,
+      { httpMethod: 'POST', query, contentType, body },
+      SMALL_ANSWERS_WHOLE,
+    ),
   );
 }
 
@@ -242,7 +249,7 @@ function forwardStream(
       body: gate.stream,
       contentLength: call.declared,
     },
-    { timeoutMs: deps.telegram.options.uploadTimeoutMs },
+    { timeoutMs: deps.telegram.options.uploadTimeoutMs, bufferUpTo: MAX_BUFFERED_ANSWER },
   );
 }
 
