@@ -1,5 +1,10 @@
-import { Validator, type ValidationError, type ValidatorOptions } from 'class-validator';
-import { isPlainObject } from './dto/field.decorators';
+import {
+  getMetadataStorage,
+  Validator,
+  type ValidationError,
+  type ValidatorOptions,
+} from 'class-validator';
+import { fieldCheckOf, isPlainObject } from './dto/field.decorators';
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; problems: string[] };
 
@@ -21,9 +26,12 @@ const validator = new Validator();
  */
 export function compileValidator<T extends object>(
   dto: new () => T,
+  options: { precompiled?: boolean } = {},
 ): (input: unknown) => Validated<T> {
+  const accepts = options.precompiled === false ? undefined : precompiled(dto);
   return (input) => {
     if (!isPlainObject(input)) return { ok: false, problems: ['the body must be a JSON object'] };
+    if (accepts?.(input)) return { ok: true, value: toInstance(dto, input) };
     const instance = new dto();
     for (const key of Object.keys(input)) {
       // Object.assign would set the prototype for an own "__proto__" key.
@@ -34,6 +42,38 @@ export function compileValidator<T extends object>(
     return errors.length === 0
       ? { ok: true, value: instance }
       : { ok: false, problems: describe(errors) };
+  };
+}
+
+function toInstance<T extends object>(dto: new () => T, input: Record<string, unknown>): T {
+  const instance = new dto();
+  for (const key of Object.keys(input)) (instance as Record<string, unknown>)[key] = input[key];
+  return instance;
+}
+
+/**
+ * The DTO's rules read once from class-validator's metadata, as one function that says
+ * whether a body passes them all: most bodies do, and for them this replaces
+ * class-validator's pass (its metadata lookups, an executor and error objects per call).
+ * A body it does not accept goes through class-validator, which names the problems in
+ * its words. Undefined when the DTO has a rule that is not one of our field decorators.
+ */
+function precompiled(
+  dto: new () => object,
+): ((input: Record<string, unknown>) => boolean) | undefined {
+  const metadatas = getMetadataStorage().getTargetValidationMetadatas(dto, '', true, false);
+  const checks: [string, (value: unknown) => string | undefined][] = [];
+  for (const metadata of metadatas) {
+    const check = fieldCheckOf(metadata.constraints?.[0]);
+    if (!check || metadata.groups?.length || metadata.each) return undefined;
+    checks.push([metadata.propertyName, check]);
+  }
+  const fields = new Set(checks.map(([name]) => name));
+  return (input) => {
+    // Whitelisting: a key that is no field (`__proto__` included) is class-validator's to name.
+    for (const key of Object.keys(input)) if (!fields.has(key)) return false;
+    for (const [name, check] of checks) if (check(input[name]) !== undefined) return false;
+    return true;
   };
 }
 

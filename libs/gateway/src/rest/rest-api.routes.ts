@@ -165,8 +165,13 @@ async function handleOperation(
   );
   if (!checked.ok) return reply.code(checked.status).send({ error: checked.error });
   const params = checked.params;
-  return answerOnce(route.deps, access, reply, key, requestFingerprint(op.path, params), (signal) =>
-    callTelegram(route, access, reply, params, 'json', signal),
+  return answerOnce(
+    route.deps,
+    access,
+    reply,
+    key,
+    () => requestFingerprint(op.path, params),
+    (signal) => callTelegram(route, access, reply, params, 'json', signal),
   );
 }
 
@@ -221,8 +226,13 @@ async function handleRaw(
     return reply.code(400).send({ error: METHOD_PARAMETER_REFUSED });
   }
   const encoding = bodyEncoding(request);
-  return answerOnce(route.deps, access, reply, key, requestFingerprint(path, body), (signal) =>
-    callTelegram(route, access, reply, body, encoding, signal),
+  return answerOnce(
+    route.deps,
+    access,
+    reply,
+    key,
+    () => requestFingerprint(path, body),
+    (signal) => callTelegram(route, access, reply, body, encoding, signal),
   );
 }
 

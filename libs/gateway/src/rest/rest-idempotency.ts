@@ -34,12 +34,13 @@ export async function answerOnce(
   access: GatewayAccess,
   reply: FastifyReply,
   key: string | undefined,
-  fingerprint: string,
+  fingerprint: () => string,
   run: (signal: CallerSignal) => Promise<CallAnswer>,
 ): Promise<FastifyReply> {
   const signal = callerSignal(reply);
   if (key === undefined) return sendAnswer(reply, await run(signal));
-  const claim = await beginKey(deps, access, key, fingerprint, signal);
+  // Only a keyed call needs its digest: most calls carry no key.
+  const claim = await beginKey(deps, access, key, fingerprint(), signal);
   if (claim.kind === 'replay') return sendStored(reply, claim.answer, true);
   if (claim.kind !== 'proceed') return sendAnswer(reply, claimAnswer(claim));
   let answer: CallAnswer;

@@ -58,7 +58,7 @@ export async function restUpload(
       return sendAnswer(reply, outcome.answer);
     case 'fields-only': {
       const params = outcome.params;
-      const fingerprint = requestFingerprint(upload.path, params);
+      const fingerprint = () => requestFingerprint(upload.path, params);
       return answerOnce(deps, access, reply, upload.key, fingerprint, (signal) =>
         callTelegram(route, access, reply, params, 'json', signal),
       );

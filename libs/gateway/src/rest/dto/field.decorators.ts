@@ -19,6 +19,7 @@ export interface FieldSchema {
  */
 function field(name: string, documented: FieldSchema, check: Check): PropertyDecorator {
   return (target, propertyName) => {
+    FIELD_CHECKS.set(documented, check);
     registerDecorator({
       name,
       target: target.constructor,
@@ -32,6 +33,21 @@ function field(name: string, documented: FieldSchema, check: Check): PropertyDec
       },
     });
   };
+}
+
+/** Each field's check by its decorator's constraint, for the compiled validators. */
+const FIELD_CHECKS = new WeakMap<object, Check>();
+
+/**
+ * The check of a field decorator from this file, found by the constraint class-validator
+ * keeps for it; undefined for any other rule. Checks use only the value.
+ */
+export function fieldCheckOf(
+  constraint: unknown,
+): ((value: unknown) => string | undefined) | undefined {
+  if (typeof constraint !== 'object' || constraint === null) return undefined;
+  const check = FIELD_CHECKS.get(constraint);
+  return check && ((value) => check(value, undefined as unknown as ValidationArguments));
 }
 
 const MAX_CHAT_USERNAME = 256;
