@@ -6,7 +6,10 @@ export interface GatewayOptions {
   telegramTimeoutMs?: number;
   /** Deadline of an upload (REST multipart, drop-in bodies streamed through), 120 s. */
   uploadTimeoutMs?: number;
-  /** Keep-alive connections to Telegram per bot, 32. */
+  /**
+   * Keep-alive connections to Telegram per bot, 128: above the calls a busy gateway has
+   * in flight, so none waits in the pool's queue (where no deadline runs yet).
+   */
   connectionsPerBot?: number;
   /** Largest file of a REST upload and largest streamed drop-in body, 50 MB. */
   uploadLimitBytes?: number;
@@ -34,7 +37,7 @@ export function resolveGatewayOptions(options: GatewayOptions = {}): ResolvedGat
   return Object.freeze({
     telegramTimeoutMs: options.telegramTimeoutMs ?? 30_000,
     uploadTimeoutMs: options.uploadTimeoutMs ?? 120_000,
-    connectionsPerBot: options.connectionsPerBot ?? 32,
+    connectionsPerBot: options.connectionsPerBot ?? 128,
     uploadLimitBytes: options.uploadLimitBytes ?? 50 * MB,
     healthTtlMs: options.healthTtlMs ?? 60_000,
     healthFailureTtlMs: options.healthFailureTtlMs ?? 15_000,
