@@ -1,4 +1,5 @@
 import { routeConfig, TELEGRAM_ERROR_BODY, type ParameterDoc } from '@relaygram/openapi';
+import { TELEGRAM_OK_BODY } from '../http/telegram-answer.docs';
 
 const TOKEN: ParameterDoc = {
   type: 'string',
@@ -48,11 +49,7 @@ export const DROP_IN_METHOD_DOC = routeConfig({
   responses: {
     200: {
       description: "Telegram's answer",
-      schema: {
-        type: 'object',
-        required: ['ok', 'result'],
-        properties: { ok: { const: true }, result: {} },
-      },
+      schema: TELEGRAM_OK_BODY,
     },
     400: TELEGRAM_ERROR,
     401: {

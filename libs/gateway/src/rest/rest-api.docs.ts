@@ -10,6 +10,7 @@ import {
 } from '@relaygram/openapi';
 import { dtoSchema } from './dto/dto-schema';
 import type { RestOperation } from './rest-operations';
+import { TELEGRAM_OK_BODY } from '../http/telegram-answer.docs';
 
 const FORM = 'application/x-www-form-urlencoded';
 const MULTIPART = 'multipart/form-data';
@@ -187,11 +188,7 @@ function rawDoc(withBot: boolean): RouteDoc {
     responses: {
       200: {
         description: "Telegram's answer",
-        schema: {
-          type: 'object',
-          required: ['ok', 'result'],
-          properties: { ok: { const: true }, result: {} },
-        },
+        schema: TELEGRAM_OK_BODY,
         headers: REPLAYED,
       },
       ...restErrors(true),
