@@ -24,11 +24,14 @@ function isQuiet(url: string): boolean {
  * failures (5xx) at warn.
  */
 export function installAccessLog(fastify: FastifyInstance, logger: Logger): void {
-  fastify.addHook('onResponse', async (request, reply) => {
-    if (isQuiet(request.url)) return;
+  // A callback hook that asks the level first: at info, an answered call costs nothing here.
+  fastify.addHook('onResponse', (request, reply, done) => {
     const status = reply.statusCode;
     const level = status >= 500 ? 'warn' : status >= 400 ? 'info' : 'debug';
-    if (!logger.isLevelEnabled(level)) return;
+    if (!logger.isLevelEnabled(level) || isQuiet(request.url)) {
+      done();
+      return;
+    }
     logger[level](
       {
         req_id: request.id,
@@ -40,5 +43,6 @@ export function installAccessLog(fastify: FastifyInstance, logger: Logger): void
       },
       'request',
     );
+    done();
   });
 }

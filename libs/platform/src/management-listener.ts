@@ -16,9 +16,13 @@ export function isManagementRequest(req: IncomingMessage): boolean {
 }
 
 export function isManagementOnlyPath(url: string): boolean {
-  return MANAGEMENT_ONLY_PREFIXES.some(
-    (prefix) => url === prefix || url.startsWith(`${prefix}/`) || url.startsWith(`${prefix}?`),
-  );
+  for (const prefix of MANAGEMENT_ONLY_PREFIXES) {
+    if (!url.startsWith(prefix)) continue;
+    const next = url.charCodeAt(prefix.length);
+    // The prefix alone, or followed by `/` or `?` (NaN past the end).
+    if (Number.isNaN(next) || next === 0x2f || next === 0x3f) return true;
+  }
+  return false;
 }
 
 /** The id given to a request on arrival (Fastify's `genReqId` reuses it). */
