@@ -3,6 +3,12 @@ import { LATENCY_BOUNDS_S } from '../charts/minute-buckets';
 import type { TelegramCallEvent } from '@relaygram/telegram';
 import { withTimeout } from '../timeout';
 
+interface PendingCalls {
+  readonly labels: { bot: string; method: string; code: string };
+  calls: number;
+  errors: number;
+}
+
 /** Fills gauges from their source (Redis...) right before a scrape reads them. */
 export type ScrapeHook = () => Promise<void> | void;
 
@@ -88,11 +94,20 @@ export class RelaygramMetrics {
     collect: this.collect,
   });
 
+  /**
+   * The Bot API calls counted since the counters below were last read, by label set:
+   * a call adds one here, and the counters take the sums when read (a scrape), so no
+   * label object is built, validated and hashed per call.
+   */
+  private readonly pendingCalls = new Map<string, PendingCalls>();
+  private readonly flushCalls = (): void => this.flushTelegramCalls();
+
   readonly telegramCalls = new Counter({
     name: 'relaygram_telegram_api_calls_total',
     help: 'Bot API calls by bot, method and result code (200, Telegram error_code, 0 network error, -1 timeout)',
     labelNames: ['bot', 'method', 'code'] as const,
     registers: [this.registry],
+    collect: this.flushCalls,
   });
 
   readonly telegramErrors = new Counter({
@@ -100,6 +115,7 @@ export class RelaygramMetrics {
     help: 'Failed Bot API calls by bot, method and code',
     labelNames: ['bot', 'method', 'code'] as const,
     registers: [this.registry],
+    collect: this.flushCalls,
   });
 
   readonly webhookReplies = new Counter({
@@ -243,9 +259,24 @@ export class RelaygramMetrics {
   recordTelegramCall(event: TelegramCallEvent): void {
     const bot = event.botId ?? 'unknown';
     const method = this.telegramMethodLabel(event);
-    const code = String(event.ok ? 200 : (event.errorCode ?? 0));
-    this.telegramCalls.labels(bot, method, code).inc();
-    if (!event.ok) this.telegramErrors.labels(bot, method, code).inc();
+    const code = event.ok ? 200 : (event.errorCode ?? 0);
+    const key = `${bot}\n${method}\n${code}`;
+    let pending = this.pendingCalls.get(key);
+    if (!pending) {
+      pending = { labels: { bot, method, code: String(code) }, calls: 0, errors: 0 };
+      this.pendingCalls.set(key, pending);
+    }
+    pending.calls += 1;
+    if (!event.ok) pending.errors += 1;
+  }
+
+  private flushTelegramCalls(): void {
+    for (const pending of this.pendingCalls.values()) {
+      if (pending.calls > 0) this.telegramCalls.inc(pending.labels, pending.calls);
+      if (pending.errors > 0) this.telegramErrors.inc(pending.labels, pending.errors);
+      pending.calls = 0;
+      pending.errors = 0;
+    }
   }
 
   private telegramMethodLabel(event: TelegramCallEvent): string {
