@@ -1,5 +1,4 @@
-import { Feature } from '@relaygram/contracts';
 import { runApp } from '@relaygram/platform';
-import { GatewayAppModule } from './app.module';
+import { GATEWAY_APP } from './app.module';
 
-runApp({ service: Feature.Gateway, module: (boot) => GatewayAppModule.forRoot(boot) });
+runApp(GATEWAY_APP);

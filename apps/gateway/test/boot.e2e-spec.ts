@@ -1,10 +1,5 @@
 import { startApp } from '@relaygram/platform';
 import { describeAppBoot } from '@relaygram/testing';
-import { GatewayAppModule } from '../src/app.module';
+import { GATEWAY_APP } from '../src/app.module';
 
-describeAppBoot('gateway', (options) =>
-  startApp(
-    { service: 'gateway', module: (boot) => GatewayAppModule.forRoot(boot) },
-    { ...options, signals: false },
-  ),
-);
+describeAppBoot('gateway', (options) => startApp(GATEWAY_APP, { ...options, signals: false }));

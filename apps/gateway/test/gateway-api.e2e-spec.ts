@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { RunningApp } from '@relaygram/platform';
-import { TelegramEmulator, type BotIdentity, expectDocumentedAnswer } from '@relaygram/testing';
+import {
+  captureLogs,
+  TelegramEmulator,
+  type BotIdentity,
+  expectDocumentedAnswer,
+} from '@relaygram/testing';
 import { request } from 'undici';
 import { bootGateway, type GatewayApp } from './support/gateway-app';
 
@@ -11,6 +16,7 @@ describe('gateway app serving the gateway', () => {
   let running: RunningApp;
   let app: GatewayApp;
   const client = randomBytes(24).toString('base64url');
+  const logs = captureLogs();
 
   beforeAll(async () => {
     emulator = await TelegramEmulator.start();
@@ -40,7 +46,9 @@ describe('gateway app serving the gateway', () => {
         GW_APP_BOT_TOKEN: bot.token,
         GW_APP_WEBHOOK_SECRET: 'webhook-secret-0123456789',
         GW_APP_CLIENT_TOKEN: client,
+        LOG_LEVEL: 'debug',
       },
+      logs.stream,
     );
     running = app.running;
   });
@@ -95,5 +103,33 @@ describe('gateway app serving the gateway', () => {
       clients: 1,
       bots: [expect.objectContaining({ id: 'shop-bot', telegram_reachable: true })],
     });
+  });
+
+  it('names the request id in its call lines, with no per-request context', async () => {
+    const rest = await request(`${running.url}/api/v1/messages/send`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-service-token': client,
+        'x-request-id': 'gw-rest-1',
+      },
+      body: JSON.stringify({ chat_id: 7, text: 'traced' }),
+    });
+    await rest.body.dump();
+    const dropIn = await request(`${running.url}/bot${bot.id}:${client}/getMe`, {
+      headers: { 'x-request-id': 'gw-drop-in-1' },
+    });
+    await dropIn.body.dump();
+    const lines = logs.lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines).toContainEqual(
+      expect.objectContaining({ msg: 'gateway call', req_id: 'gw-rest-1', status: 200 }),
+    );
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        msg: 'drop-in call',
+        req_id: 'gw-drop-in-1',
+        path: `/bot${bot.id}:***/getMe`,
+      }),
+    );
   });
 });

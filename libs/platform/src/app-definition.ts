@@ -15,6 +15,13 @@ export interface AppDefinition {
   service: ServiceName;
   /** The root module, built once the config is loaded and valid. */
   module: (boot: BootContext) => DynamicModule;
+  /**
+   * Each request handled inside its own AsyncLocalStorage context, so every line logged
+   * on its behalf carries its `req_id` (the default). On Node 20 such a context puts a
+   * hook on every promise of the process, a measurable share of a proxied call: an app
+   * whose request lines name their `req_id` themselves (the gateway) turns it off.
+   */
+  requestContext?: boolean;
 }
 
 export interface RunOptions {

@@ -25,7 +25,10 @@ const KEEP_ALIVE_TIMEOUT_MS = 72_000;
  * The Fastify adapter over the public and the management listener, with the limits
  * every Relaygram process applies to its clients.
  */
-export function createHttpAdapter(requestTimeoutMs = REQUEST_TIMEOUT_MS): {
+export function createHttpAdapter(
+  requestTimeoutMs = REQUEST_TIMEOUT_MS,
+  requestContext = true,
+): {
   adapter: FastifyAdapter;
   listeners: ListenerPair;
 } {
@@ -35,6 +38,7 @@ export function createHttpAdapter(requestTimeoutMs = REQUEST_TIMEOUT_MS): {
     requestTimeoutMs,
     headersTimeoutMs: HEADERS_TIMEOUT_MS,
     keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS,
+    requestContext,
   });
   const adapter = new FastifyAdapter({
     serverFactory: listeners.serverFactory,

@@ -35,14 +35,15 @@ export function requestIdOf(req: IncomingMessage): string {
  * any line logged on its behalf (by Nest, a controller or a feature's RELAYGRAM_LOGGER)
  * carries its `req_id`.
  */
-function withRequestContext(handler: Handler, management: boolean): Handler {
+function withRequestContext(handler: Handler, management: boolean, context: boolean): Handler {
   return (req, res) => {
     const reqId = requestIdFrom(req.headers);
     const marked = req as MarkedRequest;
     marked[REQUEST_ID] = reqId;
     if (management) marked[MANAGEMENT] = true;
     res.setHeader(REQUEST_ID_HEADER, reqId);
-    runWithRequestContext({ reqId }, () => handler(req, res));
+    if (context) runWithRequestContext({ reqId }, () => handler(req, res));
+    else handler(req, res);
   };
 }
 
@@ -58,8 +59,9 @@ export class ListenerPair {
   constructor(private readonly timeouts: ListenerTimeouts) {}
 
   readonly serverFactory = (handler: Handler): Server => {
-    this.management = this.#create(withRequestContext(handler, true));
-    return this.#create(withRequestContext(handler, false));
+    const context = this.timeouts.requestContext ?? true;
+    this.management = this.#create(withRequestContext(handler, true, context));
+    return this.#create(withRequestContext(handler, false, context));
   };
 
   // Fastify applies its own requestTimeout only to a server it creates itself, so the
@@ -87,4 +89,6 @@ export interface ListenerTimeouts {
   headersTimeoutMs: number;
   /** An idle keep-alive connection is closed after this time. */
   keepAliveTimeoutMs: number;
+  /** Each request in its own AsyncLocalStorage context (AppDefinition.requestContext). */
+  requestContext?: boolean;
 }

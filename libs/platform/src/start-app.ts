@@ -31,7 +31,10 @@ export async function startApp(
 ): Promise<RunningApp> {
   const settings = await readSettings(definition.service, options);
   const logger = startLogging(definition.service, settings, options);
-  const { adapter, listeners } = createHttpAdapter(options.requestTimeoutMs);
+  const { adapter, listeners } = createHttpAdapter(
+    options.requestTimeoutMs,
+    definition.requestContext ?? true,
+  );
   const fastify = adapter.getInstance();
   if (options.onRoute) fastify.addHook('onRoute', options.onRoute);
   await installApiDocuments(fastify);

@@ -1,6 +1,7 @@
+import type { Writable } from 'node:stream';
 import { startApp, type RunningApp } from '@relaygram/platform';
 import { discardLogs, inProcessStart, uniquePrefix, writeConfigObject } from '@relaygram/testing';
-import { GatewayAppModule } from '../../src/app.module';
+import { GATEWAY_APP } from '../../src/app.module';
 
 export interface GatewayApp {
   running: RunningApp;
@@ -16,16 +17,14 @@ export async function bootGateway(
   name: string,
   config: object,
   env: Record<string, string>,
+  logs: Writable = discardLogs(),
 ): Promise<GatewayApp> {
   const file = writeConfigObject({
     redis: { url: 'redis://127.0.0.1:6379', prefix: uniquePrefix(name) },
     ...config,
   });
   try {
-    const running = await startApp(
-      { service: 'gateway', module: (boot) => GatewayAppModule.forRoot(boot) },
-      inProcessStart(file.path, env, discardLogs()),
-    );
+    const running = await startApp(GATEWAY_APP, inProcessStart(file.path, env, logs));
     return {
       running,
       async close() {

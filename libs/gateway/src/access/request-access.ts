@@ -8,6 +8,8 @@ export interface GatewayAccess {
   client: GatewayClient;
   bot: BotConfig;
   telegram: TelegramClient;
+  /** The request's id, for the call's log lines (set by grantAccess). */
+  reqId?: string;
   /** The Bot API method (getFile for drop-in downloads). */
   method: string;
   /** Drop-in only: the path as logs show it, the token masked. */
@@ -31,6 +33,8 @@ export function declareAccess(instance: FastifyInstance): void {
 }
 
 export function grantAccess(request: FastifyRequest, access: GatewayAccess): void {
+  // Named in the call's lines explicitly: the gateway app runs without a request context.
+  access.reqId = request.id;
   (request as WithAccess)[ACCESS] = access;
 }
 

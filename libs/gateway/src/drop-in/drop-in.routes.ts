@@ -117,7 +117,10 @@ function authorizeDropIn(deps: GatewayRouteDeps, route: 'method' | 'file') {
     );
     if (!decision.ok) {
       if (deps.logger.isLevelEnabled('debug'))
-        deps.logger.debug({ path, reason: decision.reason }, 'drop-in call refused');
+        deps.logger.debug(
+          { req_id: request.id, path, reason: decision.reason },
+          'drop-in call refused',
+        );
       return denialAnswer(decision);
     }
     if (target.kind === 'test-environment') return TEST_ENVIRONMENT;

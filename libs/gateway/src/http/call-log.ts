@@ -17,6 +17,7 @@ export function logCall(
   const level = warn ? 'warn' : 'debug';
   if (!logger.isLevelEnabled(level)) return;
   const fields = {
+    req_id: access.reqId,
     client: access.client.name,
     bot: access.bot.id,
     // The drop-in's path, its token masked; REST paths hold no secret but name no method.

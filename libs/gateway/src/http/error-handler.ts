@@ -16,7 +16,7 @@ export interface ErrorAnswers {
  * request, and anything else logged with its stack and answered 500.
  */
 export function gatewayErrorHandler(logger: Logger, message: string, answers: ErrorAnswers) {
-  return (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const status = error.statusCode ?? httpExceptionStatus(error) ?? 500;
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || status === 413) {
       return sendAnswer(reply, answers.tooLarge);
@@ -28,7 +28,7 @@ export function gatewayErrorHandler(logger: Logger, message: string, answers: Er
       return sendAnswer(reply, answers.unsupportedType);
     }
     if (status >= 400 && status < 500) return sendAnswer(reply, answers.badRequest(status, error));
-    logger.error({ err: error }, message);
+    logger.error({ err: error, req_id: request.id }, message);
     return sendAnswer(reply, answers.internal);
   };
 }
