@@ -132,3 +132,38 @@ export function isObject(value: unknown): value is Record<string, unknown> {
 export function isInteger(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value);
 }
+
+/** The answer's Content-Length, or Infinity when it has none (chunked). */
+function declaredLength(headers: Record<string, string>): number {
+  const length = Number(headers['content-length']);
+  return headers['content-length'] !== undefined && Number.isSafeInteger(length) && length >= 0
+    ? length
+    : Infinity;
+}
+
+/**
+ * Telegram's answer body as a forwarded call returns it: read whole when `bufferUpTo`
+ * is given and its Content-Length is within it, else streamed through relayAnswer.
+ */
+export async function answerBody(
+  source: Readable,
+  headers: Record<string, string>,
+  bufferUpTo: number | undefined,
+  guard: CallGuard | undefined,
+  fail: (error: unknown) => Error,
+): Promise<Readable | Buffer> {
+  if (bufferUpTo === undefined || declaredLength(headers) > bufferUpTo) {
+    return relayAnswer(source, guard, fail);
+  }
+  let body: Buffer | undefined;
+  try {
+    body = await readWhole(source, bufferUpTo);
+  } catch (error) {
+    throw fail(error);
+  } finally {
+    guard?.dispose();
+  }
+  // More bytes than the length said: undici refuses that before we could see it.
+  if (!body) throw fail(new Error('answer longer than its content-length'));
+  return body;
+}

@@ -1,4 +1,12 @@
 /**
+ * undici's headers and body timeouts cost nothing per call, but tick every half second:
+ * a shorter deadline keeps a timer of its own (CallGuard), as does a call with the
+ * caller's signal or a streamed upload (undici's headers timer only watches a stalled
+ * write, and the deadline covers the whole upload).
+ */
+const UNDICI_TIMERS_FROM_MS = 1_000;
+
+/**
  * One call's deadline and the caller's AbortSignal folded into the single signal
  * given to undici, remembering which of the two fired so the error can say so.
  */
@@ -51,4 +59,15 @@ export class CallGuard {
     clearTimeout(this.#timer);
     this.#controller.abort();
   };
+}
+
+/** The call's own timer and signal, when undici's timers cannot keep its deadline. */
+export function callGuard(
+  timeoutMs: number,
+  options: { signal?: AbortSignal } | undefined,
+  streamedBody: boolean,
+): CallGuard | undefined {
+  const signal = options?.signal;
+  if (signal === undefined && !streamedBody && timeoutMs >= UNDICI_TIMERS_FROM_MS) return undefined;
+  return new CallGuard(timeoutMs, signal);
 }

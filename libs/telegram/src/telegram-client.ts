@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { inspect } from 'node:util';
 import { Pool, type Dispatcher } from 'undici';
-import { passedHeaders, readAnswer, readWhole, relayAnswer } from './answer-body';
+import { answerBody, passedHeaders, readAnswer } from './answer-body';
 import {
   assertMethodName,
   assertTokenShape,
@@ -10,7 +10,7 @@ import {
   normalizeQuery,
   parseApiBase,
 } from './bot-api-paths';
-import { CallGuard } from './call-guard';
+import { callGuard } from './call-guard';
 import { CallOutcomes, eventCode } from './call-outcomes';
 import { resultElementTexts } from './result-elements';
 import { urlencodedBody } from './form-fields';
@@ -36,13 +36,6 @@ const DEFAULT_CONNECTIONS = 16;
 const KEEP_ALIVE_MS = 10_000;
 // Room past getUpdates' own `timeout` for Telegram to answer an expired long poll.
 const LONG_POLL_SLACK_MS = 10_000;
-/**
- * undici's headers and body timeouts cost nothing per call, but tick every half second:
- * a shorter deadline keeps a timer of its own (CallGuard), as does a call with the
- * caller's signal or a streamed upload (undici's headers timer only watches a stalled
- * write, and the deadline covers the whole upload).
- */
-const UNDICI_TIMERS_FROM_MS = 1_000;
 
 /** One streamed exchange: a forwarded call or a file download. */
 interface StreamCall {
@@ -218,14 +211,8 @@ export class TelegramClient {
   /** Streams `/file/bot<token>/<filePath>` (a getFile `file_path`); status passed through. */
   async downloadFile(filePath: string, options?: CallOptions): Promise<StreamedResponse> {
     const path = `${this.#filePath}/${encodeFilePath(filePath)}`;
-    const answer = await this.#stream({
-      method: 'downloadFile',
-      path,
-      httpMethod: 'GET',
-      headers: {},
-      options,
-    });
-    return answer as StreamedResponse;
+    const call = { method: 'downloadFile', path, httpMethod: 'GET' as const, headers: {} };
+    return (await this.#stream({ ...call, options })) as StreamedResponse;
   }
 
   get closed(): boolean {
@@ -351,24 +338,9 @@ export class TelegramClient {
     const fail = (error: unknown) =>
       this.#outcomes.failure(method, error, timeoutMs, guard, undefined);
     const bufferUpTo = (options as BufferingCallOptions | undefined)?.bufferUpTo;
-    if (bufferUpTo !== undefined && declaredLength(headers) <= bufferUpTo) {
-      let body: Buffer | undefined;
-      try {
-        body = await readWhole(response.body, bufferUpTo);
-      } catch (error) {
-        throw fail(error);
-      } finally {
-        guard?.dispose();
-      }
-      // More bytes than the length said: undici refuses that before we could see it.
-      if (body) return { statusCode: response.statusCode, headers, body };
-      throw fail(new Error('answer longer than its content-length'));
-    }
-    return {
-      statusCode: response.statusCode,
-      headers,
-      body: relayAnswer(response.body, guard, fail),
-    };
+    const body = await answerBody(response.body, headers, bufferUpTo, guard, fail);
+    return { statusCode: response.statusCode, headers, body } as
+      StreamedResponse | BufferedResponse;
   }
 
   #callTimeout(
@@ -418,25 +390,6 @@ export class TelegramClient {
       // A metrics hook must never change the outcome of a call.
     }
   }
-}
-
-/** The call's own timer and signal, when undici's timers cannot keep its deadline. */
-function callGuard(
-  timeoutMs: number,
-  options: CallOptions | undefined,
-  streamedBody: boolean,
-): CallGuard | undefined {
-  const signal = options?.signal;
-  if (signal === undefined && !streamedBody && timeoutMs >= UNDICI_TIMERS_FROM_MS) return undefined;
-  return new CallGuard(timeoutMs, signal);
-}
-
-/** The answer's Content-Length, or Infinity when it has none (chunked). */
-function declaredLength(headers: Record<string, string>): number {
-  const length = Number(headers['content-length']);
-  return headers['content-length'] !== undefined && Number.isSafeInteger(length) && length >= 0
-    ? length
-    : Infinity;
 }
 
 function positiveOr(value: number | undefined, fallback: number): number {
