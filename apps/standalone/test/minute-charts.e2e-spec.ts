@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type { MinuteBucket } from '@relaygram/observability';
 import type { RunningApp } from '@relaygram/platform';
 import {
   describeWithChromium,
@@ -16,20 +17,9 @@ const ADMIN_TOKEN = 'charts-test-admin-token-0123456789';
 const SCREENSHOTS = join(__dirname, 'screenshots');
 const SERIES = ['accepted', 'delivered', 'failed', 'dead'] as const;
 
-interface Bucket {
-  at: string;
-  accepted: number;
-  delivered: number;
-  failed: number;
-  dead: number;
-  queue: number | null;
-  p50_ms: number | null;
-  p99_ms: number | null;
-}
-
 type Totals = Record<(typeof SERIES)[number], number>;
 
-function totals(buckets: Bucket[]): Totals {
+function totals(buckets: MinuteBucket[]): Totals {
   const sum = (series: keyof Totals) => buckets.reduce((n, b) => n + b[series], 0);
   return {
     accepted: sum('accepted'),
@@ -57,7 +47,7 @@ describe('minute charts (standalone)', () => {
   const charts = async (path: string) => {
     const { status, body } = await getJson(`${app.adminUrl}/admin/api/${path}/charts`, admin);
     expect(status).toBe(200);
-    return body as { from: string; minute_ms: number; buckets: Bucket[] };
+    return body as { from: string; minute_ms: number; buckets: MinuteBucket[] };
   };
 
   beforeAll(async () => {

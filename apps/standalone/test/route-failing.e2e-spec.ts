@@ -7,20 +7,12 @@ import {
   TelegramEmulator,
   type BotIdentity,
 } from '@relaygram/testing';
+import type { RouteFailing } from '@relaygram/observability';
 import { chromium, type Browser } from 'playwright-core';
 import { bootStandalone, getJson, stopStandalone, uniquePrefix, writeConfig } from './admin-kit';
 
 const ADMIN_TOKEN = 'failing-test-admin-token-0123456789';
 const ANSWER = 'token expired for the site hook; ' + 'x'.repeat(300);
-
-interface Failing {
-  status: number | null;
-  error: string;
-  body: string;
-  since: string;
-  last_at: string;
-  attempts: number;
-}
 
 /**
  * Issue 19, item 4: a target answering 401 makes its route show the status, the first
@@ -42,7 +34,7 @@ describe('a failing route shows why (standalone)', () => {
   async function routesOnHealthz(base: string) {
     const { status, body } = await getJson(`${base}/healthz`);
     expect(status).toBe(200);
-    const routes = body.routes as { name: string; failing: Failing | null }[];
+    const routes = body.routes as { name: string; failing: RouteFailing | null }[];
     return Object.fromEntries(routes.map((r) => [r.name, r.failing]));
   }
 

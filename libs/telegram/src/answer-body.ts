@@ -27,11 +27,17 @@ export async function readAnswer(body: Readable): Promise<string | undefined> {
 }
 
 /**
- * The whole body, or undefined (the body destroyed) past `limit` bytes. Read through
- * its events rather than an async iterator: a Bot API answer is one or two chunks,
- * and the iterator's promises and end-of-stream watcher cost more than the read.
+ * The whole body, or undefined past `limit` bytes: the body is then destroyed, or with
+ * `'drain'` read to its end and dropped (a request's body, whose sender must still get
+ * an answer). Read through its events rather than an async iterator: a Bot API call or
+ * answer is one or two chunks, and the iterator's promises and end-of-stream watcher
+ * cost more than the read.
  */
-export function readWhole(body: Readable, limit: number): Promise<Buffer | undefined> {
+export function readWhole(
+  body: Readable,
+  limit: number,
+  overLimit: 'destroy' | 'drain' = 'destroy',
+): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -45,7 +51,8 @@ export function readWhole(body: Readable, limit: number): Promise<Buffer | undef
       size += chunk.length;
       if (size > limit) {
         done();
-        body.destroy();
+        if (overLimit === 'drain') body.resume();
+        else body.destroy();
         resolve(undefined);
         return;
       }
@@ -59,11 +66,16 @@ export function readWhole(body: Readable, limit: number): Promise<Buffer | undef
       done();
       reject(error);
     };
-    // Closed without its end or an error (destroyed by someone else): never a whole body.
+    // Closed without its end or an error (destroyed by someone else, a caller that hung
+    // up): never a whole body, and an error as an iterator would make it.
     const onClose = (): void => {
       done();
       reject(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
     };
+    if (body.readableEnded) {
+      resolve(Buffer.alloc(0));
+      return;
+    }
     body.on('data', onData);
     body.once('end', onEnd);
     body.once('error', onError);

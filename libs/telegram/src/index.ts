@@ -5,3 +5,4 @@ export * from './telegram.types';
 export type { MultipartFields, MultipartFile } from './multipart-body';
 export { isBotApiMethodName } from './bot-api-paths';
 export { redactToken } from './redact-token';
+export { readWhole } from './answer-body';

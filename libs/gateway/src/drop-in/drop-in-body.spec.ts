@@ -1,5 +1,4 @@
-import { PassThrough } from 'node:stream';
-import { checkBody, mayNameMethod, NO_PARAMS, readLimited } from './drop-in-body';
+import { checkBody, mayNameMethod, NO_PARAMS } from './drop-in-body';
 
 const json = (text: string) => Buffer.from(text, 'utf8');
 
@@ -50,31 +49,5 @@ describe('checkBody', () => {
     const checked = checkBody('json', json('{"chat_id":1,"text":"x"'), 'sendMessage', false);
     expect(checked.refusal).toBeUndefined();
     expect(checked.params).toBe(NO_PARAMS);
-  });
-});
-
-describe('readLimited', () => {
-  it('reads a body in chunks, whole', async () => {
-    const stream = new PassThrough();
-    const read = readLimited(stream, 10);
-    stream.write('abc');
-    stream.end('def');
-    expect((await read)?.toString()).toBe('abcdef');
-  });
-
-  it('stops past the limit and drains the rest without destroying the stream', async () => {
-    const stream = new PassThrough();
-    const read = readLimited(stream, 4);
-    stream.write('abcdef');
-    expect(await read).toBeUndefined();
-    expect(stream.destroyed).toBe(false);
-  });
-
-  it('fails when the stream closes before its end', async () => {
-    const stream = new PassThrough();
-    const read = readLimited(stream, 10);
-    stream.write('abc');
-    stream.destroy();
-    await expect(read).rejects.toMatchObject({ code: 'ERR_STREAM_PREMATURE_CLOSE' });
   });
 });

@@ -1,4 +1,3 @@
-import type { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import { hasRedirectingMethod } from '../access/method-rules';
 import { headerValue } from '../access/request-access';
@@ -85,56 +84,6 @@ function checkForm(body: Buffer, pathMethod: string): CheckedBody {
   return hasRedirectingMethod(Object.entries(params), pathMethod)
     ? { refusal: METHOD_PARAMETER, params }
     : { params };
-}
-
-/**
- * The whole body if it has at most `limit` bytes; else undefined, the rest drained. Read
- * through the stream's events: a call's body is a chunk or two, and an async iterator's
- * promises and end-of-stream watcher cost more than the read itself.
- */
-export function readLimited(stream: Readable, limit: number): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const stop = (): void => {
-      stream.off('data', onData);
-      stream.off('end', onEnd);
-      stream.off('error', onError);
-      stream.off('close', onClose);
-    };
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > limit) {
-        stop();
-        // Not destroyed: the request must still get its answer.
-        stream.resume();
-        resolve(undefined);
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = (): void => {
-      stop();
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
-    };
-    const onError = (error: unknown): void => {
-      stop();
-      reject(error);
-    };
-    // The caller hung up before the end: as an iterator would, this is an error.
-    const onClose = (): void => {
-      stop();
-      reject(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
-    };
-    if (stream.readableEnded) {
-      resolve(Buffer.alloc(0));
-      return;
-    }
-    stream.on('data', onData);
-    stream.once('end', onEnd);
-    stream.once('error', onError);
-    stream.once('close', onClose);
-  });
 }
 
 export function queryParams(query: string): Record<string, unknown> {

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { readWhole } from '@relaygram/telegram';
 import { checkAccess } from '../access/access-check';
 import { accessOf, grantAccess, headerValue } from '../access/request-access';
 import { callerSignal } from '../http/caller-signal';
@@ -7,7 +8,7 @@ import type { GatewayRouteDeps } from '../http/route-deps';
 import type { DropInAnswer } from '../telegram/telegram-error.mapper';
 import { bodyKind } from './body-kind';
 import { AMBIGUOUS_BODY, MALFORMED_MULTIPART, TOO_LARGE } from './drop-in-answers';
-import { checkBody, MAX_BUFFERED_BODY, queryParams, readLimited } from './drop-in-body';
+import { checkBody, MAX_BUFFERED_BODY, queryParams } from './drop-in-body';
 import { loggedPath } from './drop-in-path';
 import { logDropInCall, refuse } from './drop-in-relay';
 import { peekMultipartFields } from './multipart-peek';
@@ -99,7 +100,7 @@ async function pullBodyParams(
     peeked.source.resume();
     return { params: peeked.fields };
   }
-  const body = await readLimited(request.raw, MAX_BUFFERED_BODY);
+  const body = await readWhole(request.raw, MAX_BUFFERED_BODY, 'drain');
   if (!body) return TOO_LARGE;
   if (kind.kind !== 'json' && kind.kind !== 'form') return { params: {} };
   const checked = checkBody(kind.kind, body, accessOf(request).method);

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { BufferedResponse, StreamedResponse } from '@relaygram/telegram';
+import { readWhole, type BufferedResponse, type StreamedResponse } from '@relaygram/telegram';
 import { redirectsMethod } from '../access/method-rules';
 import { accessOf } from '../access/request-access';
 import { logCall } from '../http/call-log';
@@ -17,7 +17,7 @@ import {
   TOO_LARGE,
   tooManyRequests,
 } from './drop-in-answers';
-import { NO_PARAMS, readLimited } from './drop-in-body';
+import { NO_PARAMS } from './drop-in-body';
 import { MultipartScanError, type MultipartNameScanner } from './multipart-name-scanner';
 
 /** Answers up to this size are read whole before they are sent on (files stream). */
@@ -151,7 +151,7 @@ function isSmall(answer: RelayedAnswer): boolean {
 }
 
 async function readAll(stream: Readable): Promise<Buffer> {
-  return (await readLimited(stream, Infinity)) as Buffer;
+  return (await readWhole(stream, Infinity)) as Buffer;
 }
 
 class MethodFieldError extends Error {

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { outboundOf } from '@relaygram/config';
 import { isPacedMethod } from '@relaygram/pacing';
+import { readWhole } from '@relaygram/telegram';
 import { checkAccess } from '../access/access-check';
 import { isMethodParameter, queryRedirectsMethod } from '../access/method-rules';
 import {
@@ -37,7 +38,6 @@ import {
   NO_PARAMS,
   queryParams,
   rawQuery,
-  readLimited,
 } from './drop-in-body';
 import { DROP_IN_FILE_DOC, DROP_IN_METHOD_DOC } from './drop-in.docs';
 import { loggedPath, parseDropInPath } from './drop-in-path';
@@ -167,7 +167,7 @@ async function handleMethod(
     return relayUpload(deps, request, reply, { query, contentType, kind, paced });
   }
 
-  const body = await readLimited(request.raw, MAX_BUFFERED_BODY);
+  const body = await readWhole(request.raw, MAX_BUFFERED_BODY, 'drain');
   if (!body) return refuse(deps, request, reply, TOO_LARGE);
   const checked = checkBody(kind.kind, body, access.method, paced);
   if (checked.refusal) return refuse(deps, request, reply, checked.refusal);
