@@ -8,3 +8,4 @@ export * from './error-message';
 export * from './bot-state';
 export * from './features';
 export * from './logger-token';
+export * from './delivery-log';

@@ -146,6 +146,24 @@ export class RedisKeys {
     return `${this.prefix}:failing-routes`;
   }
 
+  /**
+   * Stream of a route's delivery attempts, newest last (the delivery log): one entry per
+   * attempt, written by the script that records its outcome; capped near
+   * `delivery_log.attempts_per_route` and trimmed to `delivery_log.max_age`.
+   */
+  attemptLog(route: string): string {
+    return `${this.prefix}:attempt-log:${route}`;
+  }
+
+  /**
+   * Stream of a bot's updates as ingress met them (the delivery log's fan-out): the
+   * update_id, queued / duplicate / ignored, and each delivery's route, id and lane;
+   * capped near `delivery_log.updates_per_bot` and trimmed to `delivery_log.max_age`.
+   */
+  updateLog(bot: string): string {
+    return `${this.prefix}:update-log:${bot}`;
+  }
+
   /** Hash of one bot's counters: `queued` (deliveries of its updates waiting in lanes). */
   botStats(bot: string): string {
     return `${this.prefix}:bot-stats:${bot}`;
