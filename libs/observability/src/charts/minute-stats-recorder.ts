@@ -41,6 +41,11 @@ const FLUSH_TIMEOUT_MS = 3000;
 @Injectable()
 export class MinuteStatsRecorder implements OnApplicationBootstrap, BeforeApplicationShutdown {
   readonly #pending = new PendingCounts();
+  /** Each name's key of its latest minute: built once a minute, not once a count. */
+  readonly #keys: Record<ChartScope, Map<string, { minute: number; key: string }>> = {
+    bot: new Map(),
+    route: new Map(),
+  };
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> | undefined;
   #failing = false;
@@ -64,18 +69,21 @@ export class MinuteStatsRecorder implements OnApplicationBootstrap, BeforeApplic
 
   count(scope: ChartScope, name: string, field: CountField, n = 1, at = Date.now()): void {
     const minute = minuteOf(at);
-    this.#pending.add(this.ctx.keys.minuteStats(scope, name, minute), minute, field, n);
+    this.#pending.add(this.#keyOf(scope, name, minute), minute, field, n);
   }
 
   /** One delivery's latency, from acceptance to the 2xx. */
   latency(scope: ChartScope, name: string, seconds: number, at = Date.now()): void {
     const minute = minuteOf(at);
-    this.#pending.add(
-      this.ctx.keys.minuteStats(scope, name, minute),
-      minute,
-      latencyField(seconds),
-      1,
-    );
+    this.#pending.add(this.#keyOf(scope, name, minute), minute, latencyField(seconds), 1);
+  }
+
+  #keyOf(scope: ChartScope, name: string, minute: number): string {
+    const latest = this.#keys[scope].get(name);
+    if (latest?.minute === minute) return latest.key;
+    const key = this.ctx.keys.minuteStats(scope, name, minute);
+    this.#keys[scope].set(name, { minute, key });
+    return key;
   }
 
   /** Writes what was counted (and a depth sample when this process holds the period). */
