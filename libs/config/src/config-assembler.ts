@@ -10,9 +10,11 @@ import {
   type AssemblyContext,
   type Entry,
 } from './assembly-context';
+import { DELIVERY_LOG_DEFAULTS } from '@relaygram/contracts';
 import type {
   BotConfig,
   ClientConfig,
+  DeliveryLogConfig,
   OutboundConfig,
   RedisConfig,
   RelaygramConfig,
@@ -61,6 +63,18 @@ export function assembleConfig(dto: RelaygramConfigDto, ctx: AssemblyContext): A
     routes,
     pullRoutes: pulls.map((entry) => entry.route),
     clients,
+    deliveryLog: assembleDeliveryLog(dto),
+  };
+}
+
+function assembleDeliveryLog(dto: RelaygramConfigDto): DeliveryLogConfig {
+  const log = isMapping(dto.delivery_log) ? dto.delivery_log : undefined;
+  const maxAge = log?.max_age === undefined ? undefined : parseDuration(log.max_age);
+  return {
+    enabled: log?.enabled ?? DELIVERY_LOG_DEFAULTS.enabled,
+    attemptsPerRoute: log?.attempts_per_route ?? DELIVERY_LOG_DEFAULTS.attemptsPerRoute,
+    updatesPerBot: log?.updates_per_bot ?? DELIVERY_LOG_DEFAULTS.updatesPerBot,
+    maxAgeMs: maxAge ?? DELIVERY_LOG_DEFAULTS.maxAgeMs,
   };
 }
 

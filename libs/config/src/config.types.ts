@@ -1,3 +1,4 @@
+import { DELIVERY_LOG_DEFAULTS } from '@relaygram/contracts';
 import type { Secret } from './secret';
 
 export type BotMode = 'polling' | 'webhook';
@@ -134,6 +135,21 @@ export interface ClientConfig {
   readonly methods?: readonly string[];
 }
 
+/**
+ * The delivery log (`delivery_log`): every attempt and every update's fan-out, kept in
+ * Redis streams capped per route and per bot and trimmed to `maxAgeMs`.
+ */
+export interface DeliveryLogConfig {
+  /** false: nothing is recorded (what is already logged ages out). */
+  readonly enabled: boolean;
+  /** Approximate cap of one route's attempt stream. */
+  readonly attemptsPerRoute: number;
+  /** Approximate cap of one bot's update stream. */
+  readonly updatesPerBot: number;
+  /** Entries older than this are dropped; at most a day. */
+  readonly maxAgeMs: number;
+}
+
 /** The validated, frozen configuration. */
 export interface RelaygramConfig {
   readonly redis: RedisConfig;
@@ -147,6 +163,11 @@ export interface RelaygramConfig {
    */
   readonly pullRoutes?: readonly PullRouteConfig[];
   readonly clients: readonly ClientConfig[];
+  /**
+   * Always set by the loader; optional so that hand-built configs (tests) may leave it
+   * out (see `deliveryLogOf`).
+   */
+  readonly deliveryLog?: DeliveryLogConfig;
   /** Non-fatal findings (a route without any secret...), one line each with its YAML path. */
   readonly warnings: readonly string[];
   /** The file it was loaded from. */
@@ -156,4 +177,9 @@ export interface RelaygramConfig {
 /** The config's pull routes (none for a hand-built config without the key). */
 export function pullRoutesOf(config: RelaygramConfig): readonly PullRouteConfig[] {
   return config.pullRoutes ?? [];
+}
+
+/** The config's delivery log settings (the defaults for a hand-built config without them). */
+export function deliveryLogOf(config: RelaygramConfig): DeliveryLogConfig {
+  return config.deliveryLog ?? DELIVERY_LOG_DEFAULTS;
 }

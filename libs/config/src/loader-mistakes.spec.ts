@@ -149,6 +149,46 @@ describe('loadConfig: one mistake, one line naming its YAML path', () => {
       line: 'bots[0].outbound.per_group_per_minute: must be an integer from 1 to 100000',
     },
     {
+      mistake: 'a delivery_log that is not a mapping',
+      config: doc({ delivery_log: true }),
+      line: 'delivery_log: must be a mapping',
+    },
+    {
+      mistake: 'an unknown key in delivery_log',
+      config: doc({ delivery_log: { max_entries: 5 } }),
+      line: 'delivery_log.max_entries: unknown key',
+    },
+    {
+      mistake: 'a delivery_log enabled that is not a boolean',
+      config: doc({ delivery_log: { enabled: 'yes' } }),
+      line: 'delivery_log.enabled: must be true or false',
+    },
+    {
+      mistake: 'an attempts_per_route below 100',
+      config: doc({ delivery_log: { attempts_per_route: 99 } }),
+      line: 'delivery_log.attempts_per_route: must be an integer from 100 to 1000000',
+    },
+    {
+      mistake: 'a fractional updates_per_bot',
+      config: doc({ delivery_log: { updates_per_bot: 1000.5 } }),
+      line: 'delivery_log.updates_per_bot: must be an integer from 100 to 1000000',
+    },
+    {
+      mistake: 'an updates_per_bot above a million',
+      config: doc({ delivery_log: { updates_per_bot: 1_000_001 } }),
+      line: 'delivery_log.updates_per_bot: must be an integer from 100 to 1000000',
+    },
+    {
+      mistake: 'a delivery_log max_age above a day',
+      config: doc({ delivery_log: { max_age: '25h' } }),
+      line: 'delivery_log.max_age: must be from 1m to 1d',
+    },
+    {
+      mistake: 'a delivery_log max_age below a minute',
+      config: doc({ delivery_log: { max_age: '30s' } }),
+      line: 'delivery_log.max_age: must be from 1m to 1d',
+    },
+    {
       mistake: 'a max_wait above a minute',
       config: doc({ bots: [{ ...solBot, outbound: { max_wait: '2m' } }, shopBot] }),
       line: 'bots[0].outbound.max_wait: must be from 0s to 1m',
@@ -519,7 +559,7 @@ describe('loadConfig: mistakes in the file itself', () => {
     expect(loadConfig({ path: file, env: ENV })).toEqual({
       ok: false,
       problems: [
-        `${file}: must be a mapping with the keys redis, telegram, bots, routes and clients`,
+        `${file}: must be a mapping with the keys redis, telegram, bots, routes, clients and delivery_log`,
       ],
     });
   });

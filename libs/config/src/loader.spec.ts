@@ -106,6 +106,12 @@ const full = {
       methods: ['sendMessage', 'SendPhoto'],
     },
   ],
+  delivery_log: {
+    enabled: false,
+    attempts_per_route: 100,
+    updates_per_bot: 1_000_000,
+    max_age: '90m',
+  },
 };
 
 describe('loadConfig defaults', () => {
@@ -152,7 +158,23 @@ describe('loadConfig defaults', () => {
     expect(config.clients).toEqual([
       { name: 'site', tokenEnv: 'CLIENT_TOKEN', token: expect.any(Secret), bots: ['sol-prod'] },
     ]);
+    expect(config.deliveryLog).toEqual({
+      enabled: true,
+      attemptsPerRoute: 10_000,
+      updatesPerBot: 10_000,
+      maxAgeMs: 86_400_000,
+    });
     expect(config.warnings).toEqual([]);
+  });
+
+  it('gives a delivery_log block its defaults', () => {
+    const config = load({ ...minimal, delivery_log: { attempts_per_route: 500 } });
+    expect(config.deliveryLog).toEqual({
+      enabled: true,
+      attemptsPerRoute: 500,
+      updatesPerBot: 10_000,
+      maxAgeMs: 86_400_000,
+    });
   });
 
   it('gives a webhook block its defaults', () => {
@@ -257,6 +279,12 @@ describe('loadConfig with every key set', () => {
       retry: { maxAgeMs: 604_800_000, backoffCapMs: 60_000, maxConsecutive5xx: 3 },
     });
     expect(config.clients[0].methods).toEqual(['sendmessage', 'sendphoto']);
+    expect(config.deliveryLog).toEqual({
+      enabled: false,
+      attemptsPerRoute: 100,
+      updatesPerBot: 1_000_000,
+      maxAgeMs: 5_400_000,
+    });
     expect(config.clients[0].bots).toEqual(['shop', 'sol-prod']);
   });
 

@@ -51,7 +51,7 @@ export function loadConfig(options: LoadOptions): LoadResult {
     return {
       ok: false,
       problems: [
-        `${options.path}: must be a mapping with the keys redis, telegram, bots, routes and clients`,
+        `${options.path}: must be a mapping with the keys redis, telegram, bots, routes, clients and delivery_log`,
       ],
     };
   }

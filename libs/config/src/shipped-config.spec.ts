@@ -6,6 +6,7 @@ import { parse } from 'yaml';
 import { loadConfig } from './loader';
 import { BotDto, OutboundDto, WebhookDto } from './schema/bot.dto';
 import { ClientDto } from './schema/client.dto';
+import { DeliveryLogDto } from './schema/delivery-log.dto';
 import { RedisDto } from './schema/redis.dto';
 import { RelaygramConfigDto } from './schema/relaygram-config.dto';
 import { PullDto, RetryDto, RouteDto, RouteMatchDto } from './schema/route.dto';
@@ -104,6 +105,7 @@ describe('config/relaygram.example.yaml', () => {
       ['routes[].match', RouteMatchDto, list(routes.map((r) => r.match))],
       ['routes[].retry', RetryDto, list(routes.map((r) => r.retry))],
       ['clients[]', ClientDto, list(example.clients)],
+      ['delivery_log', DeliveryLogDto, list([example.delivery_log])],
     ];
     for (const [name, dto, nodes] of sections) {
       const used = new Set(nodes.flatMap((node) => Object.keys(node)));

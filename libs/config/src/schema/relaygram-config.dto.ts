@@ -1,6 +1,7 @@
 import { IsOptional } from 'class-validator';
 import { BotDto } from './bot.dto';
 import { ClientDto } from './client.dto';
+import { DeliveryLogDto } from './delivery-log.dto';
 import { IsMapping, ListOf, Nested } from './field.decorators';
 import { MAPPING_ITEM } from './list-item.rules';
 import { RedisDto } from './redis.dto';
@@ -36,4 +37,9 @@ export class RelaygramConfigDto {
   @ListOf(MAPPING_ITEM)
   @Nested(() => ClientDto)
   clients?: ClientDto[];
+
+  @IsOptional()
+  @IsMapping()
+  @Nested(() => DeliveryLogDto)
+  delivery_log?: DeliveryLogDto;
 }
