@@ -14,4 +14,5 @@ export * from './dead-letters/dead-letter-store';
 export * from './dead-letters/dead-letter-view';
 export * from './dead-letters/config-lane-resolver';
 export * from './pull/pull-store';
+export * from './delivery-log/delivery-log-settings';
 export { isSpreadLane, ownLane, storedLane } from './lanes/spread-lanes';

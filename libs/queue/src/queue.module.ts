@@ -5,9 +5,11 @@ import {
   Module,
   type OnApplicationShutdown,
 } from '@nestjs/common';
+import { ConfigService, deliveryLogOf } from '@relaygram/config';
 import { RELAYGRAM_LOGGER } from '@relaygram/contracts';
 import pino, { type Logger } from 'pino';
 import { DeadLetterStore } from './dead-letters/dead-letter-store';
+import { DeliveryLogSettings } from './delivery-log/delivery-log-settings';
 import { DrainScheduler } from './lanes/drain-scheduler';
 import { LaneReconciler } from './lanes/lane-reconciler';
 import { LaneStore } from './lanes/lane-store';
@@ -121,10 +123,20 @@ class RedisLifecycle implements OnApplicationShutdown {
       useFactory: connectCommandClient,
     },
     {
+      provide: DeliveryLogSettings,
+      inject: [{ token: ConfigService, optional: true }],
+      useFactory: (config?: ConfigService) => {
+        if (!config) return new DeliveryLogSettings();
+        const settings = new DeliveryLogSettings(deliveryLogOf(config.config));
+        config.onReload((next) => settings.set(deliveryLogOf(next)));
+        return settings;
+      },
+    },
+    {
       provide: QUEUE_CONTEXT,
-      inject: [REDIS, MODULE_OPTIONS_TOKEN],
-      useFactory: (redis: RelaygramRedis, options: QueueModuleOptions) =>
-        queueContext(redis, options.prefix),
+      inject: [REDIS, MODULE_OPTIONS_TOKEN, DeliveryLogSettings],
+      useFactory: (redis: RelaygramRedis, options: QueueModuleOptions, log: DeliveryLogSettings) =>
+        queueContext(redis, options.prefix, log),
     },
     {
       provide: DrainScheduler,
@@ -176,6 +188,7 @@ class RedisLifecycle implements OnApplicationShutdown {
   exports: [
     REDIS,
     QUEUE_CONTEXT,
+    DeliveryLogSettings,
     DrainScheduler,
     UpdateEnqueuer,
     LaneStore,

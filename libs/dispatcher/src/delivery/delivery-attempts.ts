@@ -2,7 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { RelaygramConfig } from '@relaygram/config';
 import { AttemptOutcome, DeadReason } from '@relaygram/contracts';
 import { MinuteStatsRecorder, type CountField } from '@relaygram/observability';
-import { isSpreadLane, ownLane, type ClaimedHead, type FinishOutcome } from '@relaygram/queue';
+import {
+  isSpreadLane,
+  ownLane,
+  type AttemptRecord,
+  type ClaimedHead,
+  type FinishOutcome,
+} from '@relaygram/queue';
 import type { Logger } from 'pino';
 import { DISPATCHER_LOGGER } from '../dispatcher-options';
 import { RouteFailureTracker } from '../health/route-failure-tracker';
@@ -140,6 +146,7 @@ export class DeliveryAttempts {
         lastBody: head.lastBody || undefined,
         lastError: head.lastError || undefined,
       },
+      record: { status: null, error: DeadReason.Expired, durationMs: 0 },
     };
   }
 
@@ -199,7 +206,13 @@ export class DeliveryAttempts {
     this.failures.delivered(route.config.name);
     route.counters.attempts.observe(head.attempt);
     this.#logger.info({ ...fields, status, outcome: 'delivered', ms }, 'delivered');
-    if (answer.kind === 'response' && answer.json && answer.complete && answer.body.length) {
+    if (
+      route.config.webhookReply &&
+      answer.kind === 'response' &&
+      answer.json &&
+      answer.complete &&
+      answer.body.length
+    ) {
       await this.replies.execute(
         {
           route: route.config.name,
@@ -210,7 +223,7 @@ export class DeliveryAttempts {
         answer.body,
       );
     }
-    return { kind: 'delivered' };
+    return { kind: 'delivered', record: recordOf(answer, ms) };
   }
 
   #dead(
@@ -236,6 +249,7 @@ export class DeliveryAttempts {
         lastBody: answerBody(answer),
         lastError: describe(answer),
       },
+      record: recordOf(answer, ms),
     };
   }
 
@@ -266,9 +280,10 @@ export class DeliveryAttempts {
       lastBody: answerBody(answer),
       nextAttemptAt: finishedAt + delay,
     };
+    const record = recordOf(answer, ms);
     return isSpreadLane(head.lane)
-      ? { kind: 'detach', retry, ownLane: ownLane(head.lane, head.entry.deliveryId) }
-      : { kind: 'retry', retry };
+      ? { kind: 'detach', retry, ownLane: ownLane(head.lane, head.entry.deliveryId), record }
+      : { kind: 'retry', retry, record };
   }
 
   /** A failed attempt: counted for the charts, and one more in the route's streak. */
@@ -308,6 +323,18 @@ function attemptResultOf(answer: Answer): AttemptResult {
       return { kind: 'timeout' };
     default:
       return { kind: 'network' };
+  }
+}
+
+/** What the delivery log keeps of an attempt: its status or error kind, time and answer. */
+function recordOf(answer: Answer, durationMs: number): AttemptRecord {
+  switch (answer.kind) {
+    case 'response':
+      return { status: answer.status, error: null, durationMs, body: answer.body };
+    case 'timeout':
+      return { status: null, error: 'timeout', durationMs };
+    default:
+      return { status: null, error: answer.code, durationMs };
   }
 }
 

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Pool } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
+import { ATTEMPT_BODY_BYTES } from '@relaygram/contracts';
 import { DEAD_LETTER_BODY_LIMIT } from '@relaygram/queue';
 
 /** How one attempt ended at the HTTP level. */
@@ -11,7 +12,10 @@ export type TargetAnswer =
       status: number;
       /** The `Retry-After` header, as sent. */
       retryAfter?: string;
-      /** What was kept of the body: up to 1 KiB of a failure, a 2xx JSON reply whole. */
+      /**
+       * What was kept of the body: up to 1 KiB of a failure; of a 2xx, its first
+       * ATTEMPT_BODY_BYTES (the delivery log's), or up to `replyLimit` of a JSON one.
+       */
       body: Buffer;
       /** The body was read to its end and kept whole. */
       complete: boolean;
@@ -74,7 +78,9 @@ export class TargetClient {
       const status = response.statusCode;
       const ok = status >= 200 && status <= 299;
       const json = ok && isJson(response.headers);
-      const keep = ok ? (json ? request.replyLimit : 0) : DEAD_LETTER_BODY_LIMIT;
+      const keep = ok
+        ? Math.max(json ? request.replyLimit : 0, ATTEMPT_BODY_BYTES)
+        : DEAD_LETTER_BODY_LIMIT;
       const body = await readBody(response.body, keep);
       const retryAfter = firstHeader(response.headers['retry-after']);
       return { kind: 'response', status, retryAfter, json, ...body };

@@ -88,8 +88,9 @@ export class DeliveryWorkers {
     };
     this.#pipelined = lanesConnection(true);
     this.#direct = lanesConnection(false);
-    this.#pipelinedLanes = new LaneStore(queueContext(this.#pipelined, ctx.keys.prefix));
-    this.#directLanes = new LaneStore(queueContext(this.#direct, ctx.keys.prefix));
+    const { prefix } = ctx.keys;
+    this.#pipelinedLanes = new LaneStore(queueContext(this.#pipelined, prefix, ctx.deliveryLog));
+    this.#directLanes = new LaneStore(queueContext(this.#direct, prefix, ctx.deliveryLog));
   }
 
   routes(): string[] {

@@ -4,7 +4,7 @@ import { QUEUE_CONTEXT, type QueueContext } from '@relaygram/queue';
 import { withIngressScripts, type IngressRedis } from './ingress-scripts';
 
 /** A client with the ingress scripts, and the key layout. */
-export interface IngressContext extends QueueContext {
+export interface IngressContext extends Pick<QueueContext, 'keys'> {
   readonly redis: IngressRedis;
 }
 

@@ -98,9 +98,9 @@ describe('MinuteStatsRecorder and MinuteStatsReader (real Redis)', () => {
     const away = createRedis(redisUrl(), { connectionName: 'test-minutes-away' });
     expect(await waitForRedis(away)).toBe(true);
     await away.quit();
-    const switchable = { redis: away, keys: ctx.keys } as {
-      redis: RelaygramRedis;
-      keys: QueueContext['keys'];
+    const switchable: { -readonly [K in keyof QueueContext]: QueueContext[K] } = {
+      ...ctx,
+      redis: away,
     };
     const recorder = new MinuteStatsRecorder(configWith([], []), switchable, logger);
     const now = Date.now();

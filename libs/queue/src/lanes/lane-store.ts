@@ -1,4 +1,9 @@
-import { DEAD_LETTER_RETENTION_MS, DeadReason, parseLaneId } from '@relaygram/contracts';
+import {
+  ATTEMPT_BODY_BYTES,
+  DEAD_LETTER_RETENTION_MS,
+  DeadReason,
+  parseLaneId,
+} from '@relaygram/contracts';
 import type { QueueContext } from '../queue-context';
 import { entryPrefix } from './delivery-entry';
 import { FINISH } from '../scripts/finish.lua';
@@ -44,8 +49,22 @@ export interface RetryInfo {
   nextAttemptAt: number;
 }
 
-/** How an attempt on a head ended, as far as the lane is concerned. */
-export type FinishOutcome =
+/** What the delivery log keeps of an attempt, beyond what the lane knows. */
+export interface AttemptRecord {
+  /** The HTTP status; null without an answer. */
+  readonly status: number | null;
+  /** The error kind without an answer (`timeout`, `ECONNREFUSED`, `expired`); else null. */
+  readonly error: string | null;
+  readonly durationMs: number;
+  /** The answer's body; the log keeps its first ATTEMPT_BODY_BYTES bytes. */
+  readonly body?: Buffer;
+}
+
+/**
+ * How an attempt on a head ended, as far as the lane is concerned; `record`, what the
+ * delivery log keeps of it (an entry with empty fields when absent).
+ */
+export type FinishOutcome = (
   | { kind: 'delivered' }
   | { kind: 'dead'; dead: DeadLetterInfo }
   /** The head backs off in its lane, which waits (and only it). */
@@ -53,7 +72,8 @@ export type FinishOutcome =
   /** A spread lane's head backs off in a lane of its own (`ownLane`); the lane goes on. */
   | { kind: 'detach'; retry: RetryInfo; ownLane: string }
   /** No attempt was made (shutdown): the lane is handed on as it is. */
-  | { kind: 'none' };
+  | { kind: 'none' }
+) & { readonly record?: AttemptRecord };
 
 /**
  * What the job does after the head: the next head of the same lane, another waiting
@@ -113,6 +133,8 @@ export class LaneStore {
     const deliveryId = head.entry.deliveryId;
     const retry = outcome.kind === 'retry' || outcome.kind === 'detach' ? outcome.retry : undefined;
     const own = outcome.kind === 'detach' ? outcome.ownLane : head.lane;
+    const record = outcome.record;
+    const log = this.ctx.deliveryLog.limits;
     const call = FINISH.encode(
       {
         lane: keys.lane(head.lane),
@@ -142,6 +164,16 @@ export class LaneStore {
         nextAttemptAt: retry?.nextAttemptAt ?? 0,
         lastBody:
           retry?.lastBody === undefined ? '' : truncateUtf8(retry.lastBody, DEAD_LETTER_BODY_LIMIT),
+        attemptLog: keys.attemptLog(job.route),
+        logCap: log.attemptCap,
+        logMaxAge: log.maxAgeMs,
+        updateId: head.entry.updateId,
+        bot,
+        attempt: head.attempt,
+        logStatus: record?.status ?? '',
+        logError: record?.error ?? '',
+        logMs: record?.durationMs ?? 0,
+        logBody: record?.body?.subarray(0, ATTEMPT_BODY_BYTES) ?? '',
       },
       routePrefix(keys, job.route, now),
       outcome.kind === 'dead' ? { args: deadLetterFields(outcome.dead, now) } : undefined,

@@ -91,8 +91,10 @@ export class UpdateEnqueuer {
     const acceptedAt = update.acceptedAt ?? Date.now();
 
     const tail: { keys: string[]; args: ScriptArg[] } = { keys: [], args: [] };
+    const logged: string[] = [];
     for (const d of update.deliveries) {
       const lane = d.pull ? d.lane : storedLane(d.lane);
+      logged.push(lane, d.deliveryId);
       pushDelivery(tail, {
         lane: keys.lane(lane),
         laneState: keys.laneState(lane),
@@ -116,6 +118,7 @@ export class UpdateEnqueuer {
         pullChannel: d.pull ? keys.pullNotice(d.route) : '',
       });
     }
+    const log = this.ctx.deliveryLog.limits;
     const call = ENQUEUE.encode(
       {
         dedup: keys.dedup(update.bot, block),
@@ -129,6 +132,11 @@ export class UpdateEnqueuer {
         now: Date.now(),
         offset,
         dedupTtl: DEDUP_WINDOW_SECONDS,
+        updateLog: keys.updateLog(update.bot),
+        logCap: log.updateCap,
+        logMaxAge: log.maxAgeMs,
+        updateId: update.updateId,
+        logDeliveries: logged.join(' '),
       },
       undefined,
       tail,

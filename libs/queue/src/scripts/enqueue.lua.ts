@@ -1,17 +1,30 @@
 import { parseArms, type ArmedJob } from '../lanes/drain-script-io';
+import { DELIVERY_LOG_LUA, UPDATE_LOG_FIELDS } from './delivery-log.lua';
 import { ENGINE_LUA, engineGlobals } from './engine.lua';
 import { expectTypeLua } from './lua-checks';
 import { scriptLayout, text, type ScriptArg } from './script-layout';
 
 /**
  * KEYS: dedup bitmap of the update's block, sequence, dispatchers, set of routes, the
- * bot's stats; then `DELIVERY_KEYS` per delivery. ARGV: the lane key, lane-state key and
- * inbox channel prefixes, now (ms), the update_id's bit in its block, dedup TTL (s); then
- * `DELIVERY_ARGS` per delivery (`pushDelivery`).
+ * bot's stats, the bot's update log; then `DELIVERY_KEYS` per delivery. ARGV: the lane
+ * key, lane-state key and inbox channel prefixes, now (ms), the update_id's bit in its
+ * block, dedup TTL (s), the update log's cap (0: off) and max age (ms), the update_id,
+ * the deliveries as the log keeps them; then `DELIVERY_ARGS` per delivery (`pushDelivery`).
  */
 export const ENQUEUE = scriptLayout({
-  keys: ['dedup', 'seq', 'dispatchers', 'routes', 'botStats'],
-  args: ['lanePrefix', 'statePrefix', 'inboxPrefix', 'now', 'offset', 'dedupTtl'],
+  keys: ['dedup', 'seq', 'dispatchers', 'routes', 'botStats', 'updateLog'],
+  args: [
+    'lanePrefix',
+    'statePrefix',
+    'inboxPrefix',
+    'now',
+    'offset',
+    'dedupTtl',
+    'logCap',
+    'logMaxAge',
+    'updateId',
+    'logDeliveries',
+  ],
 });
 
 /**
@@ -90,10 +103,17 @@ export function parseEnqueueReply(reply: unknown): EnqueueReply {
  * seen, nothing may abort the script: a lane whose scheduling fails (a key of the
  * wrong type, written by hand) is reported and stays in its route's lane set, where
  * the reconciler schedules it once the key is fixed. The update itself is accepted.
+ * The update log's entry (queued, ignored or duplicate) is the last write, under pcall
+ * (see DELIVERY_LOG_LUA): a broken log key never turns an update away.
  */
 export const ENQUEUE_LUA = `
 ${engineGlobals(K.seq, K.dispatchers, A)}
 ${ENGINE_LUA}
+${DELIVERY_LOG_LUA}
+local function log_update(status, deliveries)
+  log_write(${K.updateLog}, ${A.logCap}, ${A.logMaxAge}, {'${UPDATE_LOG_FIELDS.updateId}', ${A.updateId},
+    '${UPDATE_LOG_FIELDS.status}', status, '${UPDATE_LOG_FIELDS.deliveries}', deliveries})
+end
 local offset = tonumber(${A.offset})
 local ttl = tonumber(${A.dedupTtl})
 local n = (#KEYS - ${ENQUEUE.keyCount}) / ${DELIVERY_KEYS.length}
@@ -103,6 +123,7 @@ end
 
 -- Checks. GETBIT and LLEN fail on a key of another type before anything is written.
 if redis.call('GETBIT', ${K.dedup}, offset) == 1 then
+  log_update('duplicate', '')
   return {0}
 end
 ${expectTypeLua('enqueue')}
@@ -153,5 +174,6 @@ for i = 1, n do
     end
   end
 end
+log_update(n > 0 and 'queued' or 'ignored', ${A.logDeliveries})
 return {1, G.arms, failures}
 `;

@@ -1,18 +1,22 @@
+import { ATTEMPT_LOG_FIELDS as F, DELIVERY_LOG_LUA } from './delivery-log.lua';
 import { expectTypeLua } from './lua-checks';
 import { ATTEMPT_FIELDS, fileDeadLetterLua, lockFence, ROUTE, routeScript } from './engine.lua';
 import { scriptLayout } from './script-layout';
 
 /**
  * KEYS: the lane and its state, the job's lock, the bot's stats, the dead letter, the
- * dead index, dead by route and by bot, the own lane and its state (`detach`).
+ * dead index, dead by route and by bot, the own lane and its state (`detach`), the
+ * route's attempt log.
  * ARGV: job id, lock token, lane id, generation, head prefix, outcome: 'delivered' |
  * 'dead' | 'retry' (the head backs off in its lane) | 'detach' (it backs off in a lane of
  * its own: a spread lane's retry) | 'none' (no attempt was made: the lane is handed back
  * as it is); then: 'continue' (the next head of this lane) | 'yield' (another lane if
  * one waits) | 'stop' (hand the lane on and end the job); dispatcher to wait on ('' to
  * end when nothing is ready), dead-letter TTL (ms), delivery id, own lane id,
- * consecutive 5xx, last status, last error, next attempt at (ms), last body; after them,
- * for 'dead', field/value pairs of the dead letter.
+ * consecutive 5xx, last status, last error, next attempt at (ms), last body; the attempt
+ * log's cap (0: off) and max age (ms), and the attempt as it logs it (update_id, bot,
+ * attempt number, status or '', error kind or '', duration, the answer's first bytes);
+ * after them, for 'dead', field/value pairs of the dead letter.
  */
 export const FINISH = scriptLayout({
   after: ROUTE,
@@ -27,6 +31,7 @@ export const FINISH = scriptLayout({
     'deadByBot',
     'ownLane',
     'ownLaneState',
+    'attemptLog',
   ],
   args: [
     'jobId',
@@ -45,6 +50,15 @@ export const FINISH = scriptLayout({
     'lastError',
     'nextAttemptAt',
     'lastBody',
+    'logCap',
+    'logMaxAge',
+    'updateId',
+    'bot',
+    'attempt',
+    'logStatus',
+    'logError',
+    'logMs',
+    'logBody',
   ],
 });
 
@@ -69,8 +83,12 @@ const fileDeadLetter = fileDeadLetterLua(
  * Crash analysis: Redis runs the script whole or not at all. Every check comes before
  * the first write; the counters are written before the head is popped, and the dead
  * letter's keys are type-checked first, so no failure can pop a head it did not file.
+ * The attempt log's entry is the last write before the reply, under pcall (see
+ * DELIVERY_LOG_LUA), so a broken log key can neither abort the script half-way nor hold
+ * up a lane; a stale job (fence lost) logs nothing, as it changes nothing.
  */
 export const FINISH_LUA = routeScript(`
+${DELIVERY_LOG_LUA}
 ${lockFence(K.lockKey, A.lockToken)}
 local job, lane, gen, prefix = ${A.jobId}, ${A.laneId}, ${A.gen}, ${A.headPrefix}
 local outcome, after, dispatcher = ${A.outcome}, ${A.then}, ${A.dispatcher}
@@ -124,6 +142,14 @@ elseif outcome == 'detach' then
     redis.call('SADD', R.lanes, ${A.ownLaneId})
     schedule(R, ${A.ownLaneId})
   end
+end
+
+if outcome ~= 'none' then
+  local retried = outcome == 'retry' or outcome == 'detach'
+  log_write(${K.attemptLog}, ${A.logCap}, ${A.logMaxAge}, {'${F.deliveryId}', ${A.deliveryId}, '${F.updateId}', ${A.updateId},
+    '${F.bot}', ${A.bot}, '${F.attempt}', ${A.attempt}, '${F.outcome}', retried and 'retry' or outcome,
+    '${F.status}', ${A.logStatus}, '${F.error}', ${A.logError}, '${F.durationMs}', ${A.logMs}, '${F.body}', ${A.logBody},
+    '${F.nextAttemptAt}', retried and ${A.nextAttemptAt} or ''})
 end
 
 if held then
