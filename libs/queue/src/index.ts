@@ -15,4 +15,6 @@ export * from './dead-letters/dead-letter-view';
 export * from './dead-letters/config-lane-resolver';
 export * from './pull/pull-store';
 export * from './delivery-log/delivery-log-settings';
+export * from './delivery-log/delivery-log-reader';
+export * from './delivery-log/delivery-log-view';
 export { isSpreadLane, ownLane, storedLane } from './lanes/spread-lanes';

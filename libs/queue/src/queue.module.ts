@@ -9,6 +9,7 @@ import { ConfigService, deliveryLogOf } from '@relaygram/config';
 import { RELAYGRAM_LOGGER } from '@relaygram/contracts';
 import pino, { type Logger } from 'pino';
 import { DeadLetterStore } from './dead-letters/dead-letter-store';
+import { DeliveryLogReader } from './delivery-log/delivery-log-reader';
 import { DeliveryLogSettings } from './delivery-log/delivery-log-settings';
 import { DrainScheduler } from './lanes/drain-scheduler';
 import { LaneReconciler } from './lanes/lane-reconciler';
@@ -173,6 +174,11 @@ class RedisLifecycle implements OnApplicationShutdown {
         new DeadLetterStore(ctx, scheduler),
     },
     {
+      provide: DeliveryLogReader,
+      inject: [QUEUE_CONTEXT],
+      useFactory: (ctx: QueueContext) => new DeliveryLogReader(ctx),
+    },
+    {
       provide: PullStore,
       inject: [QUEUE_CONTEXT],
       useFactory: (ctx: QueueContext) => new PullStore(ctx),
@@ -195,6 +201,7 @@ class RedisLifecycle implements OnApplicationShutdown {
     DeadLetterStore,
     LaneReconciler,
     PullStore,
+    DeliveryLogReader,
   ],
 })
 export class QueueModule extends ConfigurableModuleClass {}
