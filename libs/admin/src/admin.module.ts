@@ -3,6 +3,7 @@ import { PacingModule } from '@relaygram/pacing';
 import { AdminOverviewController } from './api/admin-overview.controller';
 import { BotsController } from './api/bots.controller';
 import { DeadLettersController } from './api/dead-letters.controller';
+import { DeliveryLogController } from './api/delivery-log.controller';
 import { RoutesController } from './api/routes.controller';
 import { AdminEnabledGuard, AdminTokenGuard } from './auth/admin-token.guard';
 import { AdminPageController } from './page/admin-page.controller';
@@ -24,6 +25,7 @@ import { AdminTelegramClients } from './telegram/admin-telegram-clients';
     BotsController,
     RoutesController,
     DeadLettersController,
+    DeliveryLogController,
   ],
   providers: [AdminEnabledGuard, AdminTokenGuard, AdminTelegramClients],
 })

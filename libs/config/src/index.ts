@@ -8,3 +8,4 @@ export * from './loader';
 export * from './config.service';
 export * from './config.module';
 export * from './redis-url';
+export { formatDuration } from './duration';

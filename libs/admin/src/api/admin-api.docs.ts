@@ -20,7 +20,7 @@ const TIME = { type: 'string', format: 'date-time' };
 const REASON = { enum: [...DEAD_REASONS] };
 
 /** `{"error"}`, with `parameter` naming the bad one on a 400. */
-const ADMIN_ERROR: JsonSchema = {
+export const ADMIN_ERROR: JsonSchema = {
   ...ERROR_BODY,
   properties: { error: { type: 'string' }, parameter: { type: 'string' } },
 };
@@ -156,7 +156,7 @@ const DEAD_LETTER: JsonSchema = {
   },
 };
 
-const NAME: ParameterDoc = {
+export const NAME: ParameterDoc = {
   type: 'string',
   pattern: '^[a-z0-9-]{1,64}$',
   description: 'A route name or bot id of the config',
@@ -169,7 +169,7 @@ const unauthorized: ResponseDoc = {
   headers: { 'WWW-Authenticate': { type: 'string' } },
 };
 
-function adminDoc(
+export function adminDoc(
   doc: Omit<RouteDoc, 'tags' | 'security' | 'responses'> & {
     responses: Record<string, ResponseDoc>;
   },

@@ -1,5 +1,12 @@
 import { BadRequestException, NotFoundException } from '@nestjs/common';
-import { cursor, deadLetterFilter, deliveryId, pageSize } from './admin-params';
+import {
+  attemptQuery,
+  cursor,
+  deadLetterFilter,
+  deliveryId,
+  pageSize,
+  updateIdParam,
+} from './admin-params';
 
 function problem(fn: () => unknown): unknown {
   try {
@@ -54,5 +61,40 @@ describe('admin API parameters', () => {
     expect(problem(() => deliveryId('../../etc'))).toEqual({
       error: 'unknown dead letter: ../../etc',
     });
+  });
+
+  it('reads an attempts query: status class, ISO or ms times, stream id cursor, limit', () => {
+    expect(attemptQuery({})).toEqual({ limit: 50 });
+    expect(
+      attemptQuery({
+        status: 'failed',
+        since: '2026-01-02T03:04:05Z',
+        until: '1767323045000',
+        cursor: '1767323045000-3',
+        limit: '200',
+      }),
+    ).toEqual({
+      status: 'failed',
+      since: Date.parse('2026-01-02T03:04:05Z'),
+      until: 1_767_323_045_000,
+      cursor: '1767323045000-3',
+      limit: 200,
+    });
+    for (const [params, parameter] of [
+      [{ status: '2XX' }, 'status'],
+      [{ since: 'last week' }, 'since'],
+      [{ until: '2026-13-40' }, 'until'],
+      [{ cursor: '17673-x' }, 'cursor'],
+      [{ limit: '1.5' }, 'limit'],
+    ] as const) {
+      expect(problem(() => attemptQuery(params))).toMatchObject({ parameter });
+    }
+  });
+
+  it('takes a non-negative integer as an update id', () => {
+    expect(updateIdParam('0')).toBe(0);
+    expect(updateIdParam('123456789')).toBe(123_456_789);
+    for (const raw of ['-1', '1e3', '0x10', '', '99999999999999999'])
+      expect(problem(() => updateIdParam(raw))).toMatchObject({ parameter: 'updateId' });
   });
 });

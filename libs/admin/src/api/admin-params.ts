@@ -1,6 +1,12 @@
 import { BadRequestException, NotFoundException } from '@nestjs/common';
-import { DEAD_REASONS, type DeadReason } from '@relaygram/contracts';
-import type { DeadLetterFilter } from '@relaygram/queue';
+import {
+  ATTEMPT_STATUS_FILTERS,
+  DEAD_REASONS,
+  type AttemptQuery,
+  type AttemptStatusFilter,
+  type DeadReason,
+} from '@relaygram/contracts';
+import { ATTEMPT_PAGE_DEFAULT, ATTEMPT_PAGE_MAX, type DeadLetterFilter } from '@relaygram/queue';
 
 /** Bot ids and route names (SPEC section 2). */
 const NAME = /^[a-z0-9-]{1,64}$/;
@@ -71,4 +77,48 @@ export function deliveryId(raw: string): string {
 export function notFound(what: string, id: string): NotFoundException {
   const shown = id.length > 64 ? `${id.slice(0, 64)}…` : id;
   return new NotFoundException({ error: `unknown ${what}: ${shown}` });
+}
+
+const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
+const UPDATE_ID = /^\d{1,16}$/;
+const ISO_TIME = /^\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)?)?$/;
+
+/** A path's update_id: a non-negative integer, else 400. */
+export function updateIdParam(raw: string): number {
+  const value = Number(raw);
+  if (!UPDATE_ID.test(raw) || !Number.isSafeInteger(value))
+    throw badParameter('updateId', 'must be a non-negative integer (an update_id)');
+  return value;
+}
+
+/** A time filter: an ISO 8601 time or milliseconds since the epoch. */
+function time(params: QueryParams, param: string): number | undefined {
+  const raw = single(params, param);
+  if (raw === undefined) return undefined;
+  // Date.parse takes much besides ISO 8601 ('-5' is a year), so anything else is refused.
+  const value = /^\d+$/.test(raw) ? Number(raw) : ISO_TIME.test(raw) ? Date.parse(raw) : NaN;
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw badParameter(param, 'must be an ISO 8601 time or milliseconds since the epoch');
+  return value;
+}
+
+export function attemptQuery(params: QueryParams): AttemptQuery {
+  const status = single(params, 'status');
+  if (status !== undefined && !(ATTEMPT_STATUS_FILTERS as readonly string[]).includes(status))
+    throw badParameter('status', `must be one of ${ATTEMPT_STATUS_FILTERS.join(', ')}`);
+  const limit = single(params, 'limit');
+  if (limit !== undefined && (!/^\d+$/.test(limit) || +limit < 1 || +limit > ATTEMPT_PAGE_MAX))
+    throw badParameter('limit', `must be an integer from 1 to ${ATTEMPT_PAGE_MAX}`);
+  const after = single(params, 'cursor');
+  if (after !== undefined && !STREAM_ID.test(after))
+    throw badParameter('cursor', 'not a cursor of this list (pass back next_cursor)');
+  const since = time(params, 'since');
+  const until = time(params, 'until');
+  return {
+    ...(status !== undefined ? { status: status as AttemptStatusFilter } : {}),
+    ...(since !== undefined ? { since } : {}),
+    ...(until !== undefined ? { until } : {}),
+    ...(after !== undefined ? { cursor: after } : {}),
+    limit: limit === undefined ? ATTEMPT_PAGE_DEFAULT : Number(limit),
+  };
 }
