@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { ConfigService } from '@relaygram/config';
 import type { RunningApp } from '@relaygram/platform';
 import {
   eventually,
@@ -7,6 +9,7 @@ import {
   type BotIdentity,
 } from '@relaygram/testing';
 import { request } from 'undici';
+import { stringify } from 'yaml';
 import { bootStandalone, getJson, stopStandalone, uniquePrefix, writeConfig } from './admin-kit';
 
 const ADMIN_TOKEN = 'delivery-log-test-admin-token-0123456789';
@@ -69,6 +72,7 @@ describe('the delivery log (standalone)', () => {
   let shop: BotIdentity;
   let prefix: string;
   let config: ReturnType<typeof writeConfig>;
+  let settings: Record<string, unknown>;
   let app: RunningApp;
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
@@ -106,7 +110,7 @@ describe('the delivery log (standalone)', () => {
       match: { chat_ids: [42] },
       retry: { backoff_cap: '1s' },
     });
-    config = writeConfig({
+    settings = {
       redis: { url: 'redis://127.0.0.1:6379', prefix },
       telegram: { api_base: emulator.apiRoot },
       bots: [
@@ -122,7 +126,8 @@ describe('the delivery log (standalone)', () => {
         },
       ],
       routes: [route('fine'), route('flaky'), route('broken')],
-    });
+    };
+    config = writeConfig(settings);
     app = await bootStandalone(config.path, {
       ADMIN_TOKEN,
       SHOP_TOKEN: shop.token,
@@ -263,5 +268,36 @@ describe('the delivery log (standalone)', () => {
     expect(unknownRoute.status).toBe(404);
     expect(unknownRoute.body.error).toBe('unknown route: nowhere');
     expect((await getJson(`${app.adminUrl}/admin/api/updates/shop/${UPDATE_ID}`)).status).toBe(401);
+  });
+
+  it('records nothing once a reload turns the log off', async () => {
+    writeFileSync(config.path, stringify({ ...settings, delivery_log: { enabled: false } }));
+    // A reload reads the secrets from the process environment, as SIGHUP does.
+    const saved = { SHOP_TOKEN: process.env.SHOP_TOKEN, HOOK_SECRET: process.env.HOOK_SECRET };
+    Object.assign(process.env, { SHOP_TOKEN: shop.token, HOOK_SECRET });
+    try {
+      expect(await app.app.get(ConfigService).reload()).toMatchObject({ ok: true });
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+    const before = await api('routes/fine/attempts');
+    const delivered = async () => (await api('routes/fine')).body.delivered as number;
+    const count = await delivered();
+    expect(await post(message(UPDATE_ID + 2, 42))).toBe(202);
+    // The finish script has run once the route counts the delivery: its log entry would be there.
+    await eventually(async () => (await delivered()) === count + 1, {
+      what: 'the update delivered to fine',
+      timeoutMs: 10_000,
+      intervalMs: 100,
+    });
+    const off = await api(`updates/shop/${UPDATE_ID + 2}`);
+    expect(off.status).toBe(404);
+    expect(off.body.error).toBe(
+      `update ${UPDATE_ID + 2} of bot shop is not in the delivery log: it is off (delivery_log.enabled: false)`,
+    );
+    expect((await api('routes/fine/attempts')).body.items).toEqual(before.body.items);
   });
 });
