@@ -42,7 +42,9 @@ export class DeliveryLogReader {
     const { first, duplicates } = found;
     const deliveries: TracedDelivery[] = [];
     for (const d of first.deliveries) {
-      const attempts = await this.#attemptsOf(d.route, d.deliveryId, first.id);
+      // From the update's millisecond, not its id: the two streams number entries of
+      // one millisecond each on their own.
+      const attempts = await this.#attemptsOf(d.route, d.deliveryId, String(first.at));
       deliveries.push({
         route: d.route,
         deliveryId: d.deliveryId,
