@@ -37,10 +37,9 @@ export const UPDATE_LOG_FIELDS = {
  * scans at most the first node's ~100 entries when nothing is due), and with a TTL of
  * `max_age` so an idle route's or bot's log disappears. `cap` 0: the log is off.
  *
- * It is the last write of its script and runs under pcall: the log is a record of what
- * happened, never a reason to refuse a delivery, so a log key of the wrong type (written
- * by hand) loses the entry and nothing else; every write the script made before it
- * stands. The time is Redis's own (TIME), the clock of the stream's `*` ids, so the age
+ * It runs under pcall, after the writes its script's outcome depends on: the log is a
+ * record of what happened, never a reason to refuse a delivery, so a log key of the
+ * wrong type (written by hand) loses the entry and nothing else; the script goes on. The time is Redis's own (TIME), the clock of the stream's `*` ids, so the age
  * cut and the ids agree whatever the callers' clocks say.
  */
 export const DELIVERY_LOG_LUA = `

@@ -83,7 +83,7 @@ const fileDeadLetter = fileDeadLetterLua(
  * Crash analysis: Redis runs the script whole or not at all. Every check comes before
  * the first write; the counters are written before the head is popped, and the dead
  * letter's keys are type-checked first, so no failure can pop a head it did not file.
- * The attempt log's entry is the last write before the reply, under pcall (see
+ * The attempt log's entry is written after the head's outcome, under pcall (see
  * DELIVERY_LOG_LUA), so a broken log key can neither abort the script half-way nor hold
  * up a lane; a stale job (fence lost) logs nothing, as it changes nothing.
  */
