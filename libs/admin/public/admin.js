@@ -20,7 +20,7 @@
   var chartBlock = kit.chartBlock;
   var refreshCharts = kit.refreshCharts;
 
-  var TABS = ['bots', 'routes', 'queue'];
+  var TABS = ['bots', 'routes', 'queue', 'trace'];
 
   var state = { tab: 'bots', cursor: null, filter: {} };
 
@@ -47,6 +47,7 @@
         fillSelect($('filter-route'), overview.routes);
         fillSelect($('filter-bot'), overview.bots);
         fillSelect($('filter-reason'), overview.dead_reasons);
+        kit.fillTraceBots(overview.bots);
         $('login').hidden = true;
         $('app').hidden = false;
         $('sign-out').hidden = false;
@@ -83,6 +84,7 @@
   function load() {
     if (state.tab === 'bots') return loadBots();
     if (state.tab === 'routes') return loadRoutes();
+    if (state.tab === 'trace') return undefined;
     return loadLetters(true);
   }
 
@@ -137,6 +139,7 @@
         ['last error at', when(route.last_error_at)],
       ]),
       chartBlock('route', route.name),
+      kit.attemptsBlock(route.name),
     );
   }
 

@@ -13,6 +13,7 @@ export const ADMIN_SCRIPTS = [
   'admin-kit.js',
   'admin-charts.js',
   'admin-bots.js',
+  'admin-trace.js',
   'admin.js',
 ] as const;
 export type AdminScript = (typeof ADMIN_SCRIPTS)[number];
