@@ -1,26 +1,15 @@
-import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
-import { defaultConfigPath, loadConfig, type RelaygramConfig } from '@relaygram/config';
-import { DEAD_REASONS, errorMessage, type DeadReason } from '@relaygram/contracts';
+import type { RelaygramConfig } from '@relaygram/config';
+import { DEAD_REASONS, type DeadReason } from '@relaygram/contracts';
 import {
   DeadLetterStore,
   DrainScheduler,
-  createRedis,
   deadLetterView,
   laneResolverFor,
-  queueContext,
-  waitForRedis,
   type DeadLetter,
   type DeadLetterFilter,
-  type RelaygramRedis,
 } from '@relaygram/queue';
-
-interface StoreOptions {
-  config?: string;
-  /** False with --no-env. */
-  env: boolean;
-  redisUrl?: string;
-}
+import { UsageError, withQueue, withStoreOptions, type StoreOptions } from './queue-session';
 
 interface FilterOptions {
   route?: string;
@@ -37,9 +26,6 @@ interface ListOptions extends StoreOptions, FilterOptions {
 interface BulkOptions extends StoreOptions, FilterOptions {
   all?: boolean;
 }
-
-/** Thrown for a mistake of the caller: printed as one line, exit code 1. */
-class UsageError extends Error {}
 
 /** `relaygram dead ...`: list, re-send and delete dead letters (SPEC section 5). */
 export function registerDeadCommands(program: Command): void {
@@ -100,54 +86,18 @@ function withFilterOptions(command: Command): Command {
     );
 }
 
-function withStoreOptions(command: Command): Command {
-  return command
-    .option(
-      '-c, --config <file>',
-      'config file (default: $RELAYGRAM_CONFIG or config/relaygram.yaml)',
-    )
-    .option('--redis-url <url>', 'Redis to use instead of the config one (and REDIS_URL)')
-    .option(
-      '--no-env',
-      'read the config file alone: no secrets needed, REDIS_URL not applied (use --redis-url)',
-    );
-}
-
 type StoreAction = (store: DeadLetterStore, config: RelaygramConfig) => Promise<number>;
 
-/** Loads the config, connects, runs the action, and always disconnects. */
-async function withStore(options: StoreOptions, action: StoreAction): Promise<void> {
-  const path = resolve(options.config ?? defaultConfigPath());
-  const loaded = loadConfig({ path, noEnv: !options.env });
-  if (!loaded.ok) {
-    process.stderr.write(`invalid: ${path}\n${loaded.problems.join('\n')}\n`);
-    process.exitCode = 1;
-    return;
-  }
-  const config = loaded.config;
-  const url = options.redisUrl ?? config.redis.url;
-  let redis: RelaygramRedis;
-  try {
-    redis = createRedis(url, { connectionName: 'relaygram-cli', mode: 'request' });
-  } catch (error) {
-    throw new UsageError(errorMessage(error), { cause: error });
-  }
-  redis.on('error', () => undefined);
-  const ctx = queueContext(redis, config.redis.prefix);
-  const scheduler = new DrainScheduler(ctx);
-  try {
-    if (!(await waitForRedis(redis, 3_000))) {
-      throw new UsageError(`cannot reach Redis at ${hostOf(url)}`);
+/** Runs the action on the dead letters, its drain scheduler closed afterwards. */
+function withStore(options: StoreOptions, action: StoreAction): Promise<void> {
+  return withQueue('dead', options, async (ctx, config) => {
+    const scheduler = new DrainScheduler(ctx);
+    try {
+      return await action(new DeadLetterStore(ctx, scheduler), config);
+    } finally {
+      await scheduler.close().catch(() => undefined);
     }
-    process.exitCode = await action(new DeadLetterStore(ctx, scheduler), config);
-  } catch (error) {
-    if (!(error instanceof UsageError || error instanceof RangeError)) throw error;
-    process.stderr.write(`relaygram dead: ${error.message}\n`);
-    process.exitCode = 1;
-  } finally {
-    await scheduler.close().catch(() => undefined);
-    await redis.quit().catch(() => redis.disconnect());
-  }
+  });
 }
 
 function filterOf(options: FilterOptions): DeadLetterFilter {
@@ -273,15 +223,5 @@ function requireSelection(options: BulkOptions, verb: string): void {
     throw new UsageError(
       `name the delivery ids to ${verb}, or select with --route, --bot, --reason or --all`,
     );
-  }
-}
-
-/** host:port of a Redis URL, never its password. */
-function hostOf(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.hostname}:${parsed.port || '6379'}`;
-  } catch {
-    return 'the configured URL';
   }
 }
