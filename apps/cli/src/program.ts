@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { version } from '../package.json';
 import { registerConfigCommands } from './commands/config.command';
 import { registerDeadCommands } from './commands/dead.command';
+import { registerDeliveryLogCommands } from './commands/delivery-log.command';
 import { registerStatusCommand } from './commands/status.command';
 import { registerWebhookCommands } from './commands/webhook.command';
 
@@ -23,6 +24,7 @@ export function buildProgram(): Command {
     .addHelpText('after', ENVIRONMENT_HELP);
   registerConfigCommands(program);
   registerDeadCommands(program);
+  registerDeliveryLogCommands(program);
   registerWebhookCommands(program);
   registerStatusCommand(program);
   return program;

@@ -140,6 +140,7 @@
     var bot = $('trace-bot').value;
     var id = $('trace-update').value.trim();
     var out = $('trace');
+    if (!bot) return say('No bots are configured.', true);
     if (!/^\d+$/.test(id)) return say('An update_id is a whole number.', true);
     say('Looking up update ' + id + '…');
     return api('GET', '/updates/' + encodeURIComponent(bot) + '/' + id)
