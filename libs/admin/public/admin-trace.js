@@ -68,7 +68,12 @@
     titles.forEach(function (title) {
       head.appendChild(el('th', null, title));
     });
-    return el('table', { class: 'attempts' }, el('thead', null, head), el('tbody'));
+    // Scrolls sideways on its own on a narrow screen; the page does not.
+    return el(
+      'div',
+      { class: 'scroll' },
+      el('table', { class: 'attempts' }, el('thead', null, head), el('tbody')),
+    );
   }
 
   // ---- Find update ----
