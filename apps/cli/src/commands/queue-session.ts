@@ -1,8 +1,14 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { defaultConfigPath, loadConfig, type RelaygramConfig } from '@relaygram/config';
+import {
+  defaultConfigPath,
+  deliveryLogOf,
+  loadConfig,
+  type RelaygramConfig,
+} from '@relaygram/config';
 import { errorMessage } from '@relaygram/contracts';
 import {
+  DeliveryLogSettings,
   createRedis,
   queueContext,
   waitForRedis,
@@ -66,7 +72,9 @@ export async function withQueue(
     if (!(await waitForRedis(redis, 3_000))) {
       throw new UsageError(`cannot reach Redis at ${hostOf(url)}`);
     }
-    process.exitCode = await action(queueContext(redis, config.redis.prefix), config);
+    // The config's delivery_log: what a script records under, how far back the log reads.
+    const log = new DeliveryLogSettings(deliveryLogOf(config));
+    process.exitCode = await action(queueContext(redis, config.redis.prefix, log), config);
   } catch (error) {
     if (!(error instanceof UsageError || error instanceof RangeError)) throw error;
     process.stderr.write(`relaygram ${name}: ${error.message}\n`);
