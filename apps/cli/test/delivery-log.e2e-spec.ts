@@ -170,7 +170,7 @@ ${ROUTES.map((name) => `  - { name: ${name}, target_url: "http://127.0.0.1:9/${n
     expect(missing.status).toBe(1);
     expect(missing.stdout).toBe('');
     expect(missing.stderr).toBe(
-      'relaygram trace: update 999 of bot sol is not in the delivery log: the log keeps about 10000 updates per bot for at most 24 h (delivery_log: updates_per_bot, max_age)\n',
+      'relaygram trace: update 999 of bot sol is not in the delivery log: it keeps updates for 1d (delivery_log.max_age) and at most 10000 per bot (delivery_log.updates_per_bot)\n',
     );
     const unknown = relaygram(['trace', 'moon', '42']);
     expect(unknown.status).toBe(1);
@@ -226,6 +226,10 @@ ${ROUTES.map((name) => `  - { name: ${name}, target_url: "http://127.0.0.1:9/${n
     ).toHaveLength(5);
     const later = new Date(Date.now() + 60_000).toISOString();
     expect(relaygram(['attempts', 'shop', '--since', later]).stdout).toMatch(/^no attempts/);
+    expect(relaygram(['attempts', 'shop', '--until', '1h']).stdout).toMatch(/^no attempts/);
+    expect(
+      relaygram(['attempts', 'shop', '--until', later]).stdout.trim().split('\n'),
+    ).toHaveLength(5);
   });
 
   it('refuses bad options and unknown routes with a clear message', () => {

@@ -1,12 +1,17 @@
 import { Option, type Command } from 'commander';
-import { deliveryLogOf, pullRoutesOf, type RelaygramConfig } from '@relaygram/config';
+import {
+  deliveryLogOf,
+  formatDuration,
+  pullRoutesOf,
+  type RelaygramConfig,
+} from '@relaygram/config';
 import { ATTEMPT_STATUS_FILTERS, type AttemptStatusFilter } from '@relaygram/contracts';
 import { DeliveryLogReader, attemptView, updateTraceView } from '@relaygram/queue';
 import {
   DEFAULT_WIDTH,
   attemptLines,
   parseLimit,
-  parseSince,
+  parseWhen,
   parseUpdateId,
   traceLines,
 } from './delivery-log-format';
@@ -20,6 +25,7 @@ interface AttemptsOptions extends StoreOptions {
   failed?: boolean;
   status?: AttemptStatusFilter;
   since?: number;
+  until?: number;
   limit: number;
   cursor?: string;
   json?: boolean;
@@ -56,7 +62,10 @@ export function registerDeliveryLogCommands(program: Command): void {
         ),
       )
       .option('--since <when>', 'only attempts since an age (10m, 2h, 1d) or an ISO time', (raw) =>
-        parseSince(raw),
+        parseWhen(raw),
+      )
+      .option('--until <when>', 'only attempts before an age (10m, 2h, 1d) or an ISO time', (raw) =>
+        parseWhen(raw),
       )
       .option('--limit <n>', 'attempts per page (1-200)', parseLimit, 50)
       .option('--cursor <cursor>', 'continue after a previous page (printed at its end)')
@@ -72,13 +81,11 @@ function width(): number {
   return process.stdout.isTTY && process.stdout.columns ? process.stdout.columns : DEFAULT_WIDTH;
 }
 
-/** How long the log keeps things, for the "not in the log" message. */
+/** What the log keeps, for the "not in the log" message (the admin API says the same). */
 function keeps(config: RelaygramConfig): string {
   const log = deliveryLogOf(config);
-  if (!log.enabled) return 'the config turns it off (delivery_log.enabled: false)';
-  const hours = log.maxAgeMs / 3_600_000;
-  const age = Number.isInteger(hours) ? `${hours} h` : `${Math.round(log.maxAgeMs / 60_000)} min`;
-  return `the log keeps about ${log.updatesPerBot} updates per bot for at most ${age} (delivery_log: updates_per_bot, max_age)`;
+  if (!log.enabled) return 'it is off (delivery_log.enabled: false)';
+  return `it keeps updates for ${formatDuration(log.maxAgeMs)} (delivery_log.max_age) and at most ${log.updatesPerBot} per bot (delivery_log.updates_per_bot)`;
 }
 
 async function trace(
@@ -130,6 +137,7 @@ async function attempts(
   const page = await reader.attempts(route, {
     status: options.failed ? 'failed' : options.status,
     since: options.since,
+    until: options.until,
     cursor: options.cursor,
     limit: options.limit,
   });
