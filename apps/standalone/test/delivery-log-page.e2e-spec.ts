@@ -163,7 +163,10 @@ describeWithChromium('the delivery log on the admin page (standalone)', (chromiu
     await page.click('#trace-form button[type=submit]');
     const missing = page.locator('#trace .missing[data-update-id="987654321"]');
     await missing.waitFor();
-    expect(await missing.textContent()).toMatch(/not in the delivery log/);
+    // The API's word: what the log keeps.
+    expect(await missing.textContent()).toBe(
+      'update 987654321 of bot sol is not in the delivery log: it keeps updates for 1d (delivery_log.max_age) and at most 10000 per bot (delivery_log.updates_per_bot)',
+    );
     expect(await page.locator('#trace .trace').count()).toBe(0);
   });
 

@@ -165,11 +165,8 @@
           el(
             'p',
             { class: 'empty missing', 'data-bot': bot, 'data-update-id': id },
-            'Update ' +
-              id +
-              ' of ' +
-              bot +
-              ' is not in the delivery log: it keeps recent updates only (delivery_log: updates_per_bot, max_age).',
+            // The API says what the log keeps (or that it is off).
+            error.message || 'Update ' + id + ' of ' + bot + ' is not in the delivery log.',
           ),
         );
         say('');
