@@ -3,7 +3,7 @@ import {
   answerLine,
   attemptLines,
   parseLimit,
-  parseSince,
+  parseWhen,
   parseUpdateId,
   traceLines,
 } from './delivery-log-format';
@@ -31,13 +31,13 @@ function attempt(overrides: Partial<LoggedAttempt>): LoggedAttempt {
 
 describe('the delivery log in the terminal', () => {
   it('reads --since as an age or an ISO time, and refuses anything else', () => {
-    expect(parseSince('10m', T0)).toBe(T0 - 600_000);
-    expect(parseSince('2h', T0)).toBe(T0 - 7_200_000);
-    expect(parseSince('30s', T0)).toBe(T0 - 30_000);
-    expect(parseSince('1d', T0)).toBe(T0 - 86_400_000);
-    expect(parseSince('2026-12-02T16:00:00Z', T0)).toBe(T0 - 1_800_000);
+    expect(parseWhen('10m', T0)).toBe(T0 - 600_000);
+    expect(parseWhen('2h', T0)).toBe(T0 - 7_200_000);
+    expect(parseWhen('30s', T0)).toBe(T0 - 30_000);
+    expect(parseWhen('1d', T0)).toBe(T0 - 86_400_000);
+    expect(parseWhen('2026-12-02T16:00:00Z', T0)).toBe(T0 - 1_800_000);
     for (const bad of ['10', '10x', 'yesterday', '-5m', 'May 1', '2026-13-45']) {
-      expect(() => parseSince(bad, T0)).toThrow(/age \(30s, 10m, 2h, 1d\) or an ISO time/);
+      expect(() => parseWhen(bad, T0)).toThrow(/age \(30s, 10m, 2h, 1d\) or an ISO time/);
     }
   });
 

@@ -13,8 +13,8 @@ const UNITS: Readonly<Record<string, number>> = {
   d: 86_400_000,
 };
 
-/** `--since`: an age (`90s`, `10m`, `2h`, `1d`) before `now`, or an ISO 8601 time. */
-export function parseSince(raw: string, now = Date.now()): number {
+/** `--since` / `--until`: an age (`90s`, `10m`, `2h`, `1d`) before `now`, or an ISO 8601 time. */
+export function parseWhen(raw: string, now = Date.now()): number {
   const age = /^(\d+)([smhd])$/.exec(raw.trim());
   if (age) return now - Number(age[1]) * UNITS[age[2]];
   // Date.parse also takes forms like "2" or "May 1"; only ISO-looking input is a time here.
