@@ -236,6 +236,10 @@
     });
   });
 
+  /** The tab's Refresh: the update shown (or asked for) again, its states as they are now. */
+  kit.refreshTrace = function () {
+    return $('trace-update').value.trim() ? findUpdate() : undefined;
+  };
   kit.fillTraceBots = fillBots;
   kit.attemptsBlock = attemptsBlock;
 })();

@@ -84,7 +84,7 @@
   function load() {
     if (state.tab === 'bots') return loadBots();
     if (state.tab === 'routes') return loadRoutes();
-    if (state.tab === 'trace') return undefined;
+    if (state.tab === 'trace') return kit.refreshTrace();
     return loadLetters(true);
   }
 
