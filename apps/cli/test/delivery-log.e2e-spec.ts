@@ -23,6 +23,7 @@ describe('relaygram trace and attempts', () => {
   const env = {
     BOT_TOKEN: `${randomInt(100_000, 9_999_999)}:${randomBytes(27).toString('base64url')}`,
     REDIS_URL: redisUrl(),
+    DESK_TOKEN: randomBytes(24).toString('base64url'),
   };
   const ROUTES = ['shop', 'site', 'hook'] as const;
   let store: QueueFixture;
@@ -61,6 +62,9 @@ bots:
   - { id: sol, token_env: BOT_TOKEN, mode: polling }
 routes:
 ${ROUTES.map((name) => `  - { name: ${name}, target_url: "http://127.0.0.1:9/${name}" }`).join('\n')}
+  - { name: inbox, pull: { client: desk } }
+clients:
+  - { name: desk, token_env: DESK_TOKEN, bots: [sol] }
 `,
     );
     store = await createQueueFixture('cli-dlog', prefix);

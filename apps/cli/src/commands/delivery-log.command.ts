@@ -61,6 +61,7 @@ export function registerDeliveryLogCommands(program: Command): void {
           ATTEMPT_STATUS_FILTERS,
         ),
       )
+      // A closure, not parseWhen itself: commander passes the option's previous value second.
       .option('--since <when>', 'only attempts since an age (10m, 2h, 1d) or an ISO time', (raw) =>
         parseWhen(raw),
       )
