@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { ConfigService } from '@relaygram/config';
 import type { RunningApp } from '@relaygram/platform';
+import type { AttemptView, UpdateTraceView } from '@relaygram/queue';
 import {
   eventually,
   RecordingReceiver,
@@ -16,38 +17,6 @@ const ADMIN_TOKEN = 'delivery-log-test-admin-token-0123456789';
 const HOOK_SECRET = randomBytes(24).toString('base64url');
 const REFUSAL = 'chat not found; ' + 'y'.repeat(600);
 const UPDATE_ID = 500_001;
-
-interface AttemptView {
-  id: string;
-  at: string;
-  delivery_id: string;
-  update_id: number;
-  route: string;
-  attempt: number;
-  outcome: string;
-  status: number | null;
-  error: string | null;
-  duration_ms: number;
-  body: string;
-  next_attempt_at: string | null;
-}
-
-interface DeliveryView {
-  route: string;
-  delivery_id: string;
-  state: string;
-  next_attempt_at: string | null;
-  attempts: AttemptView[];
-}
-
-interface TraceView {
-  bot: string;
-  update_id: number;
-  status: string;
-  received_at: string;
-  duplicates_at: string[];
-  deliveries: DeliveryView[];
-}
 
 const message = (updateId: number, chatId: number) => ({
   update_id: updateId,
@@ -143,7 +112,7 @@ describe('the delivery log (standalone)', () => {
       async () => {
         const { status, body } = await api(`updates/shop/${UPDATE_ID}`);
         expect(status).toBe(200);
-        const t = body as unknown as TraceView;
+        const t = body as unknown as UpdateTraceView;
         const flaky = t.deliveries.find((d) => d.route === 'flaky');
         const done = t.deliveries.filter((d) => d.state === 'delivered' || d.state === 'dead');
         return done.length === 2 && flaky && flaky.attempts.length >= 2 ? t : undefined;
@@ -229,7 +198,7 @@ describe('the delivery log (standalone)', () => {
     expect(await post(message(UPDATE_ID, 42))).toBe(202);
     expect(await post(message(UPDATE_ID + 1, 99))).toBe(202);
     const { body } = await api(`updates/shop/${UPDATE_ID}`);
-    const trace = body as unknown as TraceView;
+    const trace = body as unknown as UpdateTraceView;
     expect(trace.status).toBe('queued');
     expect(trace.duplicates_at).toHaveLength(1);
     expect(Date.parse(trace.duplicates_at[0])).toBeGreaterThan(Date.parse(trace.received_at));
