@@ -1,4 +1,5 @@
 import { DeadReason, DELIVERY_LOG_DEFAULTS, laneId } from '@relaygram/contracts';
+import type { LaneResolver } from '../dead-letters/dead-letter-store';
 import type { FinishOutcome } from '../lanes/lane-store';
 import { newDeliveryId } from '../lanes/update-enqueuer';
 import { createQueueFixture, type QueueFixture } from '../testing/queue-fixture';
@@ -107,6 +108,26 @@ describe('DeliveryLogReader', () => {
     const two = await reader.trace(BOT, 2);
     expect(one!.deliveries[0]).toMatchObject({ deliveryId: first.deliveryId, state: 'queued' });
     expect(two!.deliveries[0]).toMatchObject({ deliveryId: second.deliveryId, state: 'queued' });
+  });
+
+  it('says queued for a dead letter re-sent to its lane, and dead once its letter is deleted', async () => {
+    const die = (): FinishOutcome => ({
+      kind: 'dead',
+      dead: { reason: DeadReason.Rejected, attempts: 1, lastStatus: 400 },
+      record: { status: 400, error: null, durationMs: 2 },
+    });
+    const [resent] = await enqueue(11, ['shop'], 1);
+    const [deleted] = await enqueue(12, ['shop'], 2);
+    await f.driver.finishOne('shop', die);
+    await f.driver.finishOne('shop', die);
+    const stateOf = async (updateId: number) => (await reader.trace(BOT, updateId))!.deliveries[0];
+    expect(await stateOf(11)).toMatchObject({ deliveryId: resent.deliveryId, state: 'dead' });
+
+    const sameLane: LaneResolver = () => ({ lane: { kind: 'chat', chatId: 1 } });
+    expect(await f.dead.replay(resent.deliveryId, sameLane)).toBe('queued');
+    expect(await stateOf(11)).toMatchObject({ state: 'queued' });
+    expect(await f.dead.delete(deleted.deliveryId)).toBe(true);
+    expect(await stateOf(12)).toMatchObject({ deliveryId: deleted.deliveryId, state: 'dead' });
   });
 
   it('follows a retry moved to a lane of its own (none ordering)', async () => {

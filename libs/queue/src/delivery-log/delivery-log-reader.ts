@@ -164,15 +164,21 @@ export class DeliveryLogReader {
   }
 
   /**
-   * Where the delivery is now. Its lane first (a dead letter re-sent is back in one;
-   * after a detach, its own lane): the head with a next attempt set is retrying,
-   * anywhere else in the lane queued; then its last attempt, then its dead letter.
+   * Where the delivery is now. A last attempt that delivered settles it without a look
+   * at the lane, which may be long; so does a death whose dead letter is still filed.
+   * Otherwise its lane (after a detach, its own lane first): the head with a next attempt
+   * set is retrying, anywhere else in the lane queued (a re-sent dead letter is back in
+   * one); then a dead letter filed without an attempt (its route removed).
    */
   async #stateOf(
     lane: string,
     deliveryId: string,
     attempts: readonly LoggedAttempt[],
   ): Promise<{ state: DeliveryState; nextAttemptAt: number | null }> {
+    const last = attempts[attempts.length - 1]?.outcome;
+    if (last === 'delivered') return { state: 'delivered', nextAttemptAt: null };
+    const filed = (await this.ctx.redis.exists(this.ctx.keys.deadLetter(deliveryId))) > 0;
+    if (filed) return { state: 'dead', nextAttemptAt: null };
     const lanes = isSpreadLane(lane) ? [ownLane(lane, deliveryId), lane] : [lane];
     for (const candidate of lanes) {
       const place = await this.#placeInLane(candidate, deliveryId);
@@ -186,13 +192,8 @@ export class DeliveryLogReader {
       }
       if (place === 'queued') return { state: 'queued', nextAttemptAt: null };
     }
-    const last = attempts[attempts.length - 1];
-    if (last?.outcome === 'delivered') return { state: 'delivered', nextAttemptAt: null };
-    if (last?.outcome === 'dead') return { state: 'dead', nextAttemptAt: null };
-    if (await this.ctx.redis.exists(this.ctx.keys.deadLetter(deliveryId))) {
-      return { state: 'dead', nextAttemptAt: null };
-    }
-    return { state: 'unknown', nextAttemptAt: null };
+    // Dead and its letter deleted since, or the log and the lane no longer say.
+    return { state: last === 'dead' ? 'dead' : 'unknown', nextAttemptAt: null };
   }
 
   async #placeInLane(lane: string, deliveryId: string): Promise<'head' | 'queued' | undefined> {
