@@ -14,7 +14,7 @@ import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { freePort } from '@relaygram/queue';
 import { rssBytes } from './proc-stats';
 import { stopProcess, trackChild, workspaceRoot } from '@relaygram/testing';
@@ -139,6 +139,15 @@ export class RelaygramInstall {
       }),
     };
     writeFileSync(this.configPath, stringify(config));
+  }
+
+  /**
+   * Adds top-level keys to the config (`delivery_log`, ...), for apps started after;
+   * the config stays as shipped where a section adds nothing.
+   */
+  configure(keys: Record<string, unknown>): void {
+    const config = parse(readFileSync(this.configPath, 'utf8')) as Record<string, unknown>;
+    writeFileSync(this.configPath, stringify({ ...config, ...keys }));
   }
 
   /** `label` names the app's CPU profile (default: the app's name). */
