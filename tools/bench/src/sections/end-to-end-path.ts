@@ -1,14 +1,58 @@
+import { RedisKeys } from '@relaygram/contracts';
 import type { BenchChild } from '../harness/bench-child';
-import { BENCH_BOT as BOT } from '../harness/bench-bot';
+import { BENCH_BOT as BOT, benchBot } from '../harness/bench-bot';
 import { sleep, type BenchContext } from '../harness/bench-context';
 import type { OpenLoopResult, OpenLoopSpec } from '../harness/load-spec';
-import type { AppProcess } from '../harness/relaygram-install';
+import { RelaygramInstall, secret, type AppProcess } from '../harness/relaygram-install';
 import type { UpdateStream } from '../harness/update-factory';
 import { parseCommandStats, type CommandCounts } from '../stats/command-stats';
 import { Samples, type LatencySummary } from '../stats/percentiles';
 
 /** Telegram opens at most 100 connections to a webhook (max_connections). */
 export const MAX_IN_FLIGHT = 100;
+const ROUTE = 'e2e';
+const CHATS = 1000;
+
+/** The processes every run of the section shares: the receiver and the load generator. */
+export interface PathRig {
+  receiver: BenchChild;
+  receiverUrl: string;
+  generator: BenchChild;
+}
+
+/**
+ * An install of the section's bot and `chat` route under `prefix`, with `configKeys`
+ * added to its config, and its ingress and dispatcher started (`label` names their
+ * profiles). Throws when an app does not start, with the install closed.
+ */
+export async function openPath(
+  ctx: BenchContext,
+  prefix: string,
+  rig: PathRig,
+  label: string,
+  configKeys: Record<string, unknown> = {},
+): Promise<{ install: RelaygramInstall; path: RunningPath }> {
+  const webhookSecret = secret();
+  const install = new RelaygramInstall(
+    prefix,
+    ctx.redis.url,
+    ctx.emulator.apiRoot,
+    benchBot(ctx, webhookSecret),
+    [{ name: ROUTE, targetUrl: `${rig.receiverUrl}/telegram/updates`, ordering: 'chat' }],
+  );
+  try {
+    install.configure(configKeys);
+    const ingress = await install.start('ingress', ctx.options.launch, `${label}-ingress`);
+    const dispatcher = await install.start('dispatcher', ctx.options.launch, `${label}-dispatcher`);
+    const stream: UpdateStream = { firstId: 1, chats: CHATS };
+    const depthKey = new RedisKeys(prefix).botStats(BOT);
+    const path = new RunningPath(ctx, ingress, dispatcher, rig, stream, webhookSecret, depthKey);
+    return { install, path };
+  } catch (error) {
+    await install.close();
+    throw error;
+  }
+}
 
 /**
  * The path under test once it runs: its two apps, the load generator and the receiver,
@@ -21,13 +65,16 @@ export class RunningPath {
     private readonly ctx: BenchContext,
     readonly ingress: AppProcess,
     readonly dispatcher: AppProcess,
-    readonly receiver: BenchChild,
-    private readonly generator: BenchChild,
+    private readonly rig: PathRig,
     private readonly stream: UpdateStream,
     private readonly webhookSecret: string,
     private readonly depthKey: string,
   ) {
     this.nextId = stream.firstId;
+  }
+
+  get receiver(): BenchChild {
+    return this.rig.receiver;
   }
 
   get pids(): { ingress: number; dispatcher: number } {
@@ -45,7 +92,7 @@ export class RunningPath {
       durationSec,
       maxInFlight: MAX_IN_FLIGHT,
     };
-    const result = await this.generator.call<OpenLoopResult>('run', spec);
+    const result = await this.rig.generator.call<OpenLoopResult>('run', spec);
     this.nextId += result.idsUsed;
     return result;
   }

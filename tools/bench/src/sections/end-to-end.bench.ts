@@ -1,22 +1,28 @@
 import { BenchChild } from '../harness/bench-child';
-import { BENCH_BOT as BOT, benchBot, sharedRedisNote, withRedisPid } from '../harness/bench-bot';
+import { sharedRedisNote, withRedisPid } from '../harness/bench-bot';
 import { sleep, type BenchContext } from '../harness/bench-context';
-import { CpuWindow, RssSampler, scrapeHeap } from '../harness/proc-stats';
+import { CpuWindow } from '../harness/proc-stats';
 import { deleteKeys } from '../harness/redis-target';
-import { RelaygramInstall, secret, type AppProcess } from '../harness/relaygram-install';
-import type { UpdateStream } from '../harness/update-factory';
+import type { RelaygramInstall } from '../harness/relaygram-install';
 import { failedRow, firstLine, row } from '../report/results';
-import { commandDelta, type CommandDelta } from '../stats/command-stats';
-import { judgeStep, sustainableRate, type DepthSample, type StepJudgement } from '../stats/ramp';
-import { MAX_IN_FLIGHT, RunningPath, summarize } from './end-to-end-path';
+import { commandDelta } from '../stats/command-stats';
+import { openPath, type PathRig, type RunningPath } from './end-to-end-path';
+import { LOG_OFF_TARGET_ROWS, logOffComparison } from './end-to-end-log-off';
+import {
+  RATE,
+  atRateDetails,
+  SECTION,
+  rampUp,
+  redisWork,
+  runAtRate,
+  warmUp,
+  type AtRate,
+  type Ramp,
+  type RedisWork,
+} from './end-to-end-steps';
 
-const SECTION = '3 end to end';
-const ROUTE = 'e2e';
-const RATE = 2000;
 /** A rate the box handles with CPU to spare: the path's latency without queueing. */
 const LIGHT_RATE = 1000;
-const CHATS = 1000;
-const RAMP = [1000, 2000, 3000, 4000, 5000, 6000, 8000, 10000];
 
 /** A POST-to-receipt percentile at the target rate, with the most it may be. */
 const receiptRow = (percentile: number, max: number) =>
@@ -35,12 +41,6 @@ const RAMP_ROW = {
   target: { kind: 'at-least', min: 4000, unit: 'updates/s' },
 } as const;
 
-type RampStep = StepJudgement & {
-  rate: number;
-  redisScriptsPerUpdate?: number;
-  redisCommandsPerUpdate?: number;
-};
-
 /**
  * Section 3: the whole path, webhook POST to the receiver, with the ingress and
  * dispatcher apps, the load generator, the receiver and Redis all on this machine.
@@ -48,6 +48,7 @@ type RampStep = StepJudgement & {
  * stamped into the update, to its arrival; the lighter rate shows the path's own
  * latency, the target rate adds the queueing of a busy box); then a ramp of rising
  * rates, each judged by whether the queue kept from growing (see stats/ramp.ts).
+ * Last, the 2,000/s run and the ramp again with the delivery log off, for its cost.
  */
 export async function endToEndBench(ctx: BenchContext): Promise<void> {
   const { quick } = ctx.options;
@@ -58,68 +59,41 @@ export async function endToEndBench(ctx: BenchContext): Promise<void> {
     const receiver = await BenchChild.start('receiver');
     children.push(receiver);
     const { url: receiverUrl } = await receiver.call<{ url: string }>('start', { mode: 'latency' });
-    const webhookSecret = secret();
-    install = new RelaygramInstall(
-      prefix,
-      ctx.redis.url,
-      ctx.emulator.apiRoot,
-      benchBot(ctx, webhookSecret),
-      [{ name: ROUTE, targetUrl: `${receiverUrl}/telegram/updates`, ordering: 'chat' }],
-    );
-    let ingress: AppProcess;
-    let dispatcher: AppProcess;
+    const generator = await BenchChild.start('open-loop', { name: 'open-loop' });
+    children.push(generator);
+    const rig: PathRig = { receiver, receiverUrl, generator };
+    let path: RunningPath;
     try {
-      ingress = await install.start('ingress', ctx.options.launch, 'e2e-ingress');
-      dispatcher = await install.start('dispatcher', ctx.options.launch, 'e2e-dispatcher');
+      ({ install, path } = await openPath(ctx, prefix, rig, 'e2e'));
     } catch (error) {
       missAll(ctx, `an app did not start: ${firstLine(error)}`);
       return;
     }
-    const generator = await BenchChild.start('open-loop', { name: 'open-loop' });
-    children.push(generator);
-    const stream: UpdateStream = { firstId: 1, chats: CHATS };
-    const depthKey = `${prefix}:bot-stats:${BOT}`;
-    const path = new RunningPath(
-      ctx,
-      ingress,
-      dispatcher,
-      receiver,
-      generator,
-      stream,
-      webhookSecret,
-      depthKey,
-    );
-    if (!(await warmUp(ctx, path))) return;
+    const warmFailure = await warmUp(ctx, path);
+    if (warmFailure) return missAll(ctx, warmFailure);
     const light = await measureLightRate(ctx, path, quick ? 10 : 20);
     await receiver.call('reset');
     const fixed = await measureTargetRate(ctx, path, quick ? 30 : 60);
-    const ramp = await rampUp(ctx, path, quick ? 3 : 10);
-    ctx.details.endToEnd = {
+    const rampStepSec = quick ? 3 : 10;
+    const ramp = await rampUp(ctx, path, rampStepSec);
+    ctx.rows.push(rampRow(ramp));
+    await install.close();
+    install = undefined;
+    await deleteKeys(ctx.redis.client, prefix);
+    const details: Record<string, unknown> = {
       light,
-      fixed,
-      ramp,
+      fixed: atRateDetails(fixed),
+      ramp: ramp.steps,
       peakRssBytes: { ingress: ctx.rss.ingress, dispatcher: ctx.rss.dispatcher },
     };
+    ctx.details.endToEnd = details;
+    const on = { fixed, ramp, rampStepSec };
+    details.deliveryLogOff = await logOffComparison(ctx, `${prefix}-off`, rig, on);
   } finally {
     await Promise.all(children.map((c) => c.stop()));
     await install?.close();
     await deleteKeys(ctx.redis.client, prefix);
   }
-}
-
-/** JIT, connection pools, lanes; false (the rows missed) when no POST was accepted. */
-async function warmUp(ctx: BenchContext, path: RunningPath): Promise<boolean> {
-  ctx.log('e2e: warming up (3 s at 1000/s)');
-  const warm = await path.send(1000, 3);
-  if (warm.ok === 0) {
-    missAll(ctx, `no webhook POST was accepted during warm-up (${warm.failed} failed)`);
-    ctx.log(path.ingress.logTail());
-    return false;
-  }
-  await path.drain(30_000);
-  await sleep(500);
-  await path.receiver.call('reset');
-  return true;
 }
 
 /** The path's own latency, at a rate the box handles with CPU to spare. */
@@ -167,146 +141,42 @@ async function measureLightRate(ctx: BenchContext, path: RunningPath, lightSec: 
 }
 
 /** The target rate: latency with the queueing of a busy box, and each app's peak RSS and heap. */
-async function measureTargetRate(ctx: BenchContext, path: RunningPath, fixedSec: number) {
+async function measureTargetRate(
+  ctx: BenchContext,
+  path: RunningPath,
+  fixedSec: number,
+): Promise<AtRate> {
   const { ingress, dispatcher } = path;
-  ctx.log(`e2e: ${RATE}/s for ${fixedSec} s`);
-  const rss = new RssSampler([ingress.pid, dispatcher.pid]).start();
-  const cpu = new CpuWindow(withRedisPid(ctx, [ingress.pid, dispatcher.pid])).start();
-  const fixedStatsBefore = await path.commandStats();
-  const fixed = await path.send(RATE, fixedSec);
-  ctx.heap.ingress = await scrapeHeap(ingress.adminUrl);
-  ctx.heap.dispatcher = await scrapeHeap(dispatcher.adminUrl);
-  const drained = await path.drain(30_000);
-  const used = cpu.stop();
-  const fixedWork = redisWork(commandDelta(fixedStatsBefore, await path.commandStats()), fixed.ok);
-  const peaks = rss.stop();
-  ctx.rss.ingress = Math.max(ctx.rss.ingress ?? 0, peaks.get(ingress.pid) ?? 0);
-  ctx.rss.dispatcher = Math.max(ctx.rss.dispatcher ?? 0, peaks.get(dispatcher.pid) ?? 0);
+  const fixed = await runAtRate(ctx, path, RATE, fixedSec);
+  ctx.heap.ingress = fixed.heap.ingress;
+  ctx.heap.dispatcher = fixed.heap.dispatcher;
+  ctx.rss.ingress = Math.max(ctx.rss.ingress ?? 0, fixed.peaks.get(ingress.pid) ?? 0);
+  ctx.rss.dispatcher = Math.max(ctx.rss.dispatcher ?? 0, fixed.peaks.get(dispatcher.pid) ?? 0);
   ctx.idleRss.ingress = ingress.idleRssBytes;
   ctx.idleRss.dispatcher = dispatcher.idleRssBytes;
-  await sleep(500);
-  const { received, summary: e2e } = await path.takeLatencies();
-  const answer = summarize(fixed.latencies);
-  const problems = [
-    fixed.failed > 0 && `${fixed.failed} POSTs failed (${describeFailures(fixed.failures)})`,
-    fixed.skipped > 0 && `${fixed.skipped} POSTs not sent when due (${MAX_IN_FLIGHT} in flight)`,
-    !drained && 'the queue did not drain within 30 s after the load',
-    received < fixed.ok && `${fixed.ok - received} accepted updates not received`,
-  ].filter(Boolean);
-  const note = problems.length ? problems.join('; ') : undefined;
+  const e2e = fixed.postToReceipt;
   ctx.rows.push(
-    row({
-      section: SECTION,
-      name: P50_ROW.name,
-      unit: 'ms',
-      value: e2e.p50,
-      target: P50_ROW.target,
-      note,
-    }),
-    row({
-      section: SECTION,
-      name: P99_ROW.name,
-      unit: 'ms',
-      value: e2e.p99,
-      target: P99_ROW.target,
-    }),
+    row({ ...P50_ROW, value: e2e.p50, note: fixed.problems }),
+    row({ ...P99_ROW, value: e2e.p99 }),
     row({ section: SECTION, name: 'max POST to receipt', unit: 'ms', value: e2e.max }),
     row({
       section: SECTION,
       name: 'p99 webhook answer',
       unit: 'ms',
-      value: answer.p99,
+      value: fixed.webhookAnswer.p99,
     }),
   );
-  ctx.rows.push(...workRows(ctx, RATE, fixedWork, used, fixed.ok, path.pids));
-  return {
-    rate: RATE,
-    seconds: fixedSec,
-    sent: fixed.sent,
-    accepted: fixed.ok,
-    failed: fixed.failed,
-    skipped: fixed.skipped,
-    received,
-    postToReceiptMs: e2e,
-    webhookAnswerMs: answer,
-    redisPerUpdate: fixedWork,
-  };
+  ctx.rows.push(...workRows(ctx, RATE, fixed.work, fixed.used, fixed.result.ok, path.pids));
+  return fixed;
 }
 
-/** Rising rates, each a step of `stepSec`, until one is not sustained; then the sustainable rate's row. */
-async function rampUp(ctx: BenchContext, path: RunningPath, stepSec: number): Promise<RampStep[]> {
-  const steps: RampStep[] = [];
-  for (const rate of RAMP) {
-    if (!(await path.drain(20_000))) {
-      ctx.log('e2e: ramp stopped: the queue did not drain between steps');
-      break;
-    }
-    const step = await rampStep(ctx, path, rate, stepSec);
-    steps.push(step);
-    if (!step.sustainable) break;
-  }
-  const sustainable = sustainableRate(steps);
-  const failedStep = steps.find((s) => !s.sustainable);
-  ctx.rows.push(
-    row({
-      section: SECTION,
-      name: RAMP_ROW.name,
-      unit: 'updates/s',
-      value: sustainable,
-      target: RAMP_ROW.target,
-      note: failedStep ? `${failedStep.rate}/s: ${failedStep.reasons.join(', ')}` : undefined,
-    }),
-  );
-  return steps;
-}
-
-/** One step of the ramp, judged from the queue depth sampled every 250 ms while it runs. */
-async function rampStep(
-  ctx: BenchContext,
-  path: RunningPath,
-  rate: number,
-  stepSec: number,
-): Promise<RampStep> {
-  ctx.log(`e2e: ramp ${rate}/s for ${stepSec} s`);
-  const samples: DepthSample[] = [];
-  const stepStart = Date.now();
-  const stepStats = await path.commandStats();
-  const sampler = setInterval(() => {
-    void path.depth().then(
-      (d) => samples.push({ t: Date.now() - stepStart, depth: d }),
-      () => undefined,
-    );
-  }, 250);
-  const result = await path.send(rate, stepSec);
-  clearInterval(sampler);
-  samples.push({ t: Date.now() - stepStart, depth: await path.depth() });
-  const judged = judgeStep({
-    rate,
-    durationMs: result.durationMs,
-    accepted: result.ok,
-    failed: result.failed + result.skipped,
-    depth: samples,
+function rampRow(ramp: Ramp) {
+  const { failedStep } = ramp;
+  return row({
+    ...RAMP_ROW,
+    value: ramp.sustainable,
+    note: failedStep ? `${failedStep.rate}/s: ${failedStep.reasons.join(', ')}` : undefined,
   });
-  if (result.failed) judged.reasons.push(`failures: ${describeFailures(result.failures)}`);
-  const work = redisWork(commandDelta(stepStats, await path.commandStats()), result.ok);
-  ctx.log(
-    `e2e: ${rate}/s: ${judged.sustainable ? 'sustained' : `not sustained (${judged.reasons.join(', ')})`}; Redis ${work.scripts?.toFixed(2)} scripts, ${work.commands?.toFixed(1)} commands per update (queue not drained within the step: partial)`,
-  );
-  return {
-    ...judged,
-    rate,
-    redisScriptsPerUpdate: work.scripts,
-    redisCommandsPerUpdate: work.commands,
-  };
-}
-
-/** Redis work per accepted update over a step (the shared Redis counts other clients too). */
-function redisWork(delta: CommandDelta, accepted: number) {
-  return {
-    scripts: accepted ? delta.scripts / accepted : undefined,
-    commands: accepted ? delta.commands / accepted : undefined,
-    top: delta.top,
-  };
 }
 
 /**
@@ -316,7 +186,7 @@ function redisWork(delta: CommandDelta, accepted: number) {
 function workRows(
   ctx: BenchContext,
   rate: number,
-  work: { scripts?: number; commands?: number },
+  work: Pick<RedisWork, 'scripts' | 'commands'>,
   used: Map<number, number | undefined>,
   accepted: number,
   pids: { ingress: number; dispatcher: number },
@@ -366,12 +236,8 @@ function workRows(
   ];
 }
 
-function describeFailures(failures: Record<string, number>): string {
-  return Object.entries(failures)
-    .map(([what, n]) => `${n} x ${what}`)
-    .join(', ');
-}
-
 function missAll(ctx: BenchContext, reason: string): void {
-  ctx.rows.push(...[P50_ROW, P99_ROW, RAMP_ROW].map((spec) => failedRow(spec, reason)));
+  ctx.rows.push(
+    ...[P50_ROW, P99_ROW, RAMP_ROW, ...LOG_OFF_TARGET_ROWS].map((spec) => failedRow(spec, reason)),
+  );
 }

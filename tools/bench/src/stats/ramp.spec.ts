@@ -81,7 +81,7 @@ describe('a ramp started at the sustainable rate of another run', () => {
   const rates = [1000, 2000, 3000, 4000];
   const run = (from: number, sustains: (rate: number) => boolean) => {
     const done: { rate: number; sustainable: boolean }[] = [];
-    for (let rate = nextRampRate(rates, from, done); rate !== undefined; ) {
+    for (let rate = nextRampRate(rates, from, done); rate !== undefined;) {
       done.push({ rate, sustainable: sustains(rate) });
       rate = nextRampRate(rates, from, done);
     }
