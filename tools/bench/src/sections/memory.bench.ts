@@ -7,8 +7,10 @@ import { privateRedis, type RedisTarget } from '../harness/redis-target';
 import { RelaygramInstall, secret } from '../harness/relaygram-install';
 import { updateJson, type UpdateStream } from '../harness/update-factory';
 import { failedRow, firstLine, row } from '../report/results';
+import { usedMemory, weighDeliveryLog } from './delivery-log-memory';
 
 const SECTION = '5 memory';
+const ROUTE = 'stored';
 const MB = 2 ** 20;
 const RSS_LIMIT_MB = 150;
 
@@ -16,7 +18,7 @@ const RSS_LIMIT_MB = 150;
  * Section 5: the peak RSS of each app under load (sampled by sections 3 and 4), and
  * what a queued delivery costs in Redis: updates POSTed to the ingress app with no
  * dispatcher running, on a private redis-server so that INFO memory counts nothing
- * but them.
+ * but them; then what the delivery log keeps of them once a dispatcher delivered them.
  */
 export async function memoryBench(ctx: BenchContext): Promise<void> {
   const rssTarget = { kind: 'at-most', max: RSS_LIMIT_MB, unit: 'MB' } as const;
@@ -84,15 +86,19 @@ async function redisPerDelivery(ctx: BenchContext): Promise<void> {
   let redis: RedisTarget | undefined;
   let install: RelaygramInstall | undefined;
   let load: BenchChild | undefined;
+  let receiver: BenchChild | undefined;
   try {
     redis = await privateRedis();
+    receiver = await BenchChild.start('receiver');
+    const { url } = await receiver.call<{ url: string }>('start', { mode: 'count' });
+    const targetUrl = `${url}/hook`;
     const webhookSecret = secret();
     install = new RelaygramInstall(
       `${ctx.runPrefix}-memory`,
       redis.url,
       ctx.emulator.apiRoot,
       benchBot(ctx, webhookSecret),
-      [{ name: 'stored', targetUrl: 'http://127.0.0.1:9/unused', ordering: 'chat' }],
+      [{ name: ROUTE, targetUrl, ordering: 'chat' }],
     );
     let started;
     try {
@@ -108,27 +114,35 @@ async function redisPerDelivery(ctx: BenchContext): Promise<void> {
     }
     load = await BenchChild.start('load', { name: 'autocannon' });
     await sleep(1000);
-    await queueAndWeigh(ctx, m, redis, load, {
+    const queued = await queueAndWeigh(ctx, m, redis, load, {
       url: `${started.url}/webhooks/telegram/${BOT}`,
       headers: { 'x-telegram-bot-api-secret-token': webhookSecret },
       statsKey: `${install.prefix}:bot-stats:${BOT}`,
     });
+    if (queued) {
+      const run = { redis, install, route: ROUTE, updates: pending, ...queued };
+      await weighDeliveryLog(ctx, run, targetUrl);
+    }
   } finally {
     await load?.stop();
+    await receiver?.stop();
     await install?.close();
     // A private server: stopping it throws everything away, no key deletion needed.
     await redis?.stop();
   }
 }
 
-/** POSTs the pending updates with no dispatcher running, and weighs what Redis holds for each. */
+/**
+ * POSTs the pending updates with no dispatcher running, and weighs what Redis holds for
+ * each; returns used_memory before and the queued count, undefined when nothing queued.
+ */
 async function queueAndWeigh(
   ctx: BenchContext,
   m: RedisPerDelivery,
   redis: RedisTarget,
   load: BenchChild,
   ingress: { url: string; headers: Record<string, string>; statsKey: string },
-): Promise<void> {
+): Promise<{ before: number; queued: number } | undefined> {
   const { name, pending, stream, payload, limit, target } = m;
   const before = await usedMemory(redis);
   ctx.log(`memory: POSTing ${pending} updates to ingress on a private redis-server`);
@@ -149,7 +163,7 @@ async function queueAndWeigh(
         `nothing was queued (${result.non2xx} non-2xx)`,
       ),
     );
-    return;
+    return undefined;
   }
   const perDelivery = (after - before) / queued;
   ctx.rows.push(
@@ -177,9 +191,5 @@ async function queueAndWeigh(
       limit,
     },
   };
-}
-
-async function usedMemory(redis: RedisTarget): Promise<number> {
-  const info = await redis.client.info('memory');
-  return Number(/used_memory:(\d+)/.exec(info)?.[1] ?? Number.NaN);
+  return { before, queued };
 }
