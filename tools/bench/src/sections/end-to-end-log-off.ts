@@ -1,21 +1,9 @@
 import { sharedRedisNote } from '../harness/bench-bot';
 import type { BenchContext } from '../harness/bench-context';
-import { deleteKeys } from '../harness/redis-target';
 import type { RelaygramInstall } from '../harness/relaygram-install';
 import { failedRow, firstLine, row } from '../report/results';
 import { openPath, type PathRig, type RunningPath } from './end-to-end-path';
-import {
-  RAMP,
-  RATE,
-  SECTION,
-  atRateDetails,
-  cpuPerUpdate,
-  rampUp,
-  runAtRate,
-  warmUp,
-  type AtRate,
-  type Ramp,
-} from './end-to-end-steps';
+import { RATE, SECTION, cpuPerUpdate, warmUp, type AtRate, type Ramp } from './end-to-end-steps';
 
 const OFF = 'delivery log off';
 /** What the issue allows the delivery log to move the end-to-end rows by. */
@@ -36,62 +24,38 @@ const RATE_RATIO_ROW = {
 /** The rows with a target this comparison adds: MISS when the section could not run. */
 export const LOG_OFF_TARGET_ROWS = [P99_RATIO_ROW, RATE_RATIO_ROW] as const;
 
-/** The section's run with the delivery log on (as shipped), to compare with. */
-export interface LogOnRun {
+/** One path's runs at the target rate and up the ramp. */
+export interface PathRuns {
   fixed: AtRate;
   ramp: Ramp;
-  rampStepSec: number;
 }
 
 /**
- * The delivery log's cost: the 2,000/s run (as long as the one with the log on) and
- * the ramp again, from a config that differs only in `delivery_log.enabled: false`,
- * on apps of their own under a prefix of their own. The ramp starts at the rate the
- * log-on run sustained (stats/ramp.ts nextRampRate), so only the steps that decide
- * run again. The log-on run comes first, with the 1,000/s run before its 2,000/s.
+ * The path the section's is compared with for the delivery log's cost: a config that
+ * differs only in `delivery_log.enabled: false`, apps of their own under a prefix of
+ * their own, warmed up. Its install is returned whenever one was made, for closing.
  */
-export async function logOffComparison(
+export async function openLogOffPath(
   ctx: BenchContext,
   prefix: string,
   rig: PathRig,
-  on: LogOnRun,
-): Promise<Record<string, unknown> | undefined> {
-  let install: RelaygramInstall | undefined;
+): Promise<{ install?: RelaygramInstall; path?: RunningPath; failure?: string }> {
+  let opened;
   try {
-    let path: RunningPath;
-    try {
-      ({ install, path } = await openPath(ctx, prefix, rig, 'e2e-log-off', {
-        delivery_log: { enabled: false },
-      }));
-    } catch (error) {
-      missRatios(ctx, `with the delivery log off, an app did not start: ${firstLine(error)}`);
-      return undefined;
-    }
-    const warmFailure = await warmUp(ctx, path);
-    if (warmFailure) {
-      missRatios(ctx, `with the delivery log off: ${warmFailure}`);
-      return undefined;
-    }
-    ctx.log('e2e: again with the delivery log off');
-    const fixed = await runAtRate(ctx, path, RATE, on.fixed.seconds);
-    const rampFrom = on.ramp.sustainable || RAMP[0];
-    const ramp = await rampUp(ctx, path, on.rampStepSec, rampFrom);
-    pushRows(ctx, on, { fixed, ramp, rampFrom });
-    return { fixed: atRateDetails(fixed), rampFrom, ramp: ramp.steps };
-  } finally {
-    await install?.close();
-    await deleteKeys(ctx.redis.client, prefix);
+    opened = await openPath(ctx, prefix, rig, 'log-off', { delivery_log: { enabled: false } });
+  } catch (error) {
+    return { failure: `with the delivery log off, an app did not start: ${firstLine(error)}` };
   }
+  const warmFailure = await warmUp(ctx, opened.path);
+  if (warmFailure) {
+    return { install: opened.install, failure: `with the delivery log off: ${warmFailure}` };
+  }
+  return opened;
 }
 
-interface LogOffRun {
-  fixed: AtRate;
-  ramp: Ramp;
-  rampFrom: number;
-}
-
-function pushRows(ctx: BenchContext, on: LogOnRun, off: LogOffRun): void {
-  const { fixed, ramp, rampFrom } = off;
+/** The log-off path's rows, and the on/off ratios the issue's 5 % is read from. */
+export function logOffRows(ctx: BenchContext, on: PathRuns, off: PathRuns): void {
+  const { fixed, ramp } = off;
   const cpuRow = (app: string, pid: number | undefined) =>
     row({
       section: SECTION,
@@ -123,12 +87,7 @@ function pushRows(ctx: BenchContext, on: LogOnRun, off: LogOffRun): void {
       name: `sustainable rate (ramp), ${OFF}`,
       unit: 'updates/s',
       value: ramp.sustainable,
-      note: [
-        rampFrom > RAMP[0] && `from ${rampFrom}/s, the rate sustained with the log on`,
-        ramp.failedStep && `${ramp.failedStep.rate}/s: ${ramp.failedStep.reasons.join(', ')}`,
-      ]
-        .filter(Boolean)
-        .join('; '),
+      note: ramp.failedStep && `${ramp.failedStep.rate}/s: ${ramp.failedStep.reasons.join(', ')}`,
     }),
     row({
       ...P99_RATIO_ROW,
@@ -175,7 +134,7 @@ function totalCpuPerUpdate(ctx: BenchContext, run: AtRate): number | undefined {
   return total;
 }
 
-function missRatios(ctx: BenchContext, reason: string): void {
+export function missRatios(ctx: BenchContext, reason: string): void {
   ctx.log(`e2e: ${reason}`);
   ctx.rows.push(...LOG_OFF_TARGET_ROWS.map((spec) => failedRow(spec, reason)));
 }

@@ -22,8 +22,9 @@ export interface PathRig {
 
 /**
  * An install of the section's bot and `chat` route under `prefix`, with `configKeys`
- * added to its config, and its ingress and dispatcher started (`label` names their
- * profiles). Throws when an app does not start, with the install closed.
+ * added to its config, and its ingress and dispatcher started (`label` names the path
+ * in the log and its apps' profiles). Throws when an app does not start, with the
+ * install closed.
  */
 export async function openPath(
   ctx: BenchContext,
@@ -42,11 +43,17 @@ export async function openPath(
   );
   try {
     install.configure(configKeys);
-    const ingress = await install.start('ingress', ctx.options.launch, `${label}-ingress`);
-    const dispatcher = await install.start('dispatcher', ctx.options.launch, `${label}-dispatcher`);
+    const profile = `e2e-${label}`;
+    const ingress = await install.start('ingress', ctx.options.launch, `${profile}-ingress`);
+    const dispatcher = await install.start(
+      'dispatcher',
+      ctx.options.launch,
+      `${profile}-dispatcher`,
+    );
     const stream: UpdateStream = { firstId: 1, chats: CHATS };
     const depthKey = new RedisKeys(prefix).botStats(BOT);
-    const path = new RunningPath(ctx, ingress, dispatcher, rig, stream, webhookSecret, depthKey);
+    const apps = { ingress, dispatcher };
+    const path = new RunningPath(ctx, label, apps, rig, stream, webhookSecret, depthKey);
     return { install, path };
   } catch (error) {
     await install.close();
@@ -61,16 +68,21 @@ export async function openPath(
 export class RunningPath {
   private nextId: number;
 
+  readonly ingress: AppProcess;
+  readonly dispatcher: AppProcess;
+
   constructor(
     private readonly ctx: BenchContext,
-    readonly ingress: AppProcess,
-    readonly dispatcher: AppProcess,
+    readonly label: string,
+    apps: { ingress: AppProcess; dispatcher: AppProcess },
     private readonly rig: PathRig,
     private readonly stream: UpdateStream,
     private readonly webhookSecret: string,
     private readonly depthKey: string,
   ) {
     this.nextId = stream.firstId;
+    this.ingress = apps.ingress;
+    this.dispatcher = apps.dispatcher;
   }
 
   get receiver(): BenchChild {
@@ -116,16 +128,18 @@ export class RunningPath {
 
   /** The receiver's POST-to-receipt latencies since its last reset, and how many arrived. */
   async takeLatencies(): Promise<{ received: number; summary: LatencySummary }> {
-    const { received, latencies } = await this.receiver.call<{
-      received: number;
-      latencies: Float64Array;
-    }>('takeLatencies');
+    const { received, latencies } = await this.takeLatencySamples();
     return { received, summary: summarize(latencies) };
+  }
+
+  /** The same, each latency, for runs whose rounds are summarised together. */
+  takeLatencySamples(): Promise<{ received: number; latencies: Float64Array }> {
+    return this.receiver.call('takeLatencies');
   }
 }
 
-export function summarize(latencies: Float64Array): LatencySummary {
-  const samples = new Samples(latencies.length);
-  samples.addAll(latencies);
+export function summarize(...parts: Float64Array[]): LatencySummary {
+  const samples = new Samples(parts.reduce((n, p) => n + p.length, 0));
+  for (const part of parts) samples.addAll(part);
   return samples.summary();
 }

@@ -4,13 +4,7 @@ import type { OpenLoopResult } from '../harness/load-spec';
 import { CpuWindow, RssSampler, scrapeHeap, type HeapStats } from '../harness/proc-stats';
 import { commandDelta, type CommandDelta } from '../stats/command-stats';
 import type { LatencySummary } from '../stats/percentiles';
-import {
-  judgeStep,
-  nextRampRate,
-  rampFromSustainable,
-  type DepthSample,
-  type StepJudgement,
-} from '../stats/ramp';
+import { judgeStep, sustainableRate, type DepthSample, type StepJudgement } from '../stats/ramp';
 import { MAX_IN_FLIGHT, summarize, type RunningPath } from './end-to-end-path';
 
 export const SECTION = '3 end to end';
@@ -45,6 +39,7 @@ export interface AtRate {
   used: Map<number, number | undefined>;
   /** Peak RSS by pid, sampled while the load ran. */
   peaks: Map<number, number>;
+  /** At the end of the load of the last round. */
   heap: { ingress: HeapStats; dispatcher: HeapStats };
   /** What went wrong, for the p50 row's note; undefined when nothing did. */
   problems?: string;
@@ -64,15 +59,44 @@ export async function warmUp(ctx: BenchContext, path: RunningPath): Promise<stri
   return undefined;
 }
 
-/** `rate` updates a second for `seconds`, then the drain: latency, CPU, RSS and Redis work. */
-export async function runAtRate(
+/**
+ * `rate` updates a second for `seconds` on each path, in rounds of half that, in the
+ * order A B B A (one path: two rounds), each round drained before the next: the paths
+ * share the box's slow and fast minutes alike. One result per path.
+ */
+export async function runInterleaved(
+  ctx: BenchContext,
+  paths: readonly RunningPath[],
+  rate: number,
+  seconds: number,
+): Promise<AtRate[]> {
+  const rounds = paths.map(() => [] as Round[]);
+  const order = [...paths.keys(), ...[...paths.keys()].reverse()];
+  for (const i of order) rounds[i].push(await runRound(ctx, paths[i], rate, seconds / 2));
+  return rounds.map((r, i) => mergeRounds(paths[i], rate, r));
+}
+
+interface Round {
+  seconds: number;
+  result: OpenLoopResult;
+  drained: boolean;
+  received: number;
+  receipts: Float64Array;
+  delta: CommandDelta;
+  used: Map<number, number | undefined>;
+  peaks: Map<number, number>;
+  heap: AtRate['heap'];
+}
+
+/** One round: the load, the drain, and the latencies, CPU, RSS and Redis commands of both. */
+async function runRound(
   ctx: BenchContext,
   path: RunningPath,
   rate: number,
   seconds: number,
-): Promise<AtRate> {
+): Promise<Round> {
   const { ingress, dispatcher } = path;
-  ctx.log(`e2e: ${rate}/s for ${seconds} s`);
+  ctx.log(`e2e: ${path.label}: ${rate}/s for ${seconds} s`);
   const rss = new RssSampler([ingress.pid, dispatcher.pid]).start();
   const cpu = new CpuWindow(withRedisPid(ctx, [ingress.pid, dispatcher.pid])).start();
   const statsBefore = await path.commandStats();
@@ -83,12 +107,47 @@ export async function runAtRate(
   };
   const drained = await path.drain(30_000);
   const used = cpu.stop();
-  const work = redisWork(commandDelta(statsBefore, await path.commandStats()), result.ok);
+  const delta = commandDelta(statsBefore, await path.commandStats());
   const peaks = rss.stop();
   await sleep(500);
-  const { received, summary: postToReceipt } = await path.takeLatencies();
+  const { received, latencies: receipts } = await path.takeLatencySamples();
+  return { seconds, result, drained, received, receipts, delta, used, peaks, heap };
+}
+
+function mergeRounds(path: RunningPath, rate: number, rounds: readonly Round[]): AtRate {
+  const sum = (f: (r: Round) => number) => rounds.reduce((n, r) => n + f(r), 0);
+  const failures: Record<string, number> = {};
+  const used = new Map<number, number | undefined>();
+  const peaks = new Map<number, number>();
+  for (const r of rounds) {
+    for (const [what, n] of Object.entries(r.result.failures))
+      failures[what] = (failures[what] ?? 0) + n;
+    for (const [pid, micros] of r.used) {
+      const before = used.has(pid) ? used.get(pid) : 0;
+      used.set(pid, before === undefined || micros === undefined ? undefined : before + micros);
+    }
+    for (const [pid, peak] of r.peaks) peaks.set(pid, Math.max(peak, peaks.get(pid) ?? 0));
+  }
+  const answers = rounds.map((r) => r.result.latencies);
+  const result: OpenLoopResult = {
+    sent: sum((r) => r.result.sent),
+    ok: sum((r) => r.result.ok),
+    failed: sum((r) => r.result.failed),
+    skipped: sum((r) => r.result.skipped),
+    failures,
+    durationMs: sum((r) => r.result.durationMs),
+    latencies: Float64Array.from(answers.flatMap((a) => Array.from(a))),
+    idsUsed: sum((r) => r.result.idsUsed),
+  };
+  const delta = {
+    commands: sum((r) => r.delta.commands),
+    scripts: sum((r) => r.delta.scripts),
+    top: rounds[rounds.length - 1].delta.top,
+  };
+  const drained = rounds.every((r) => r.drained);
+  const received = sum((r) => r.received);
   const problems = [
-    result.failed > 0 && `${result.failed} POSTs failed (${describeFailures(result.failures)})`,
+    result.failed > 0 && `${result.failed} POSTs failed (${describeFailures(failures)})`,
     result.skipped > 0 && `${result.skipped} POSTs not sent when due (${MAX_IN_FLIGHT} in flight)`,
     !drained && 'the queue did not drain within 30 s after the load',
     received < result.ok && `${result.ok - received} accepted updates not received`,
@@ -96,16 +155,16 @@ export async function runAtRate(
   return {
     pids: path.pids,
     rate,
-    seconds,
+    seconds: sum((r) => r.seconds),
     result,
     drained,
     received,
-    postToReceipt,
-    webhookAnswer: summarize(result.latencies),
-    work,
+    postToReceipt: summarize(...rounds.map((r) => r.receipts)),
+    webhookAnswer: summarize(...answers),
+    work: redisWork(delta, result.ok),
     used,
     peaks,
-    heap,
+    heap: rounds[rounds.length - 1].heap,
     problems: problems.length ? problems.join('; ') : undefined,
   };
 }
@@ -139,29 +198,36 @@ export interface Ramp {
 }
 
 /**
- * Rising rates of `stepSec` each, from `from` (see nextRampRate: the lowest rate for
- * the plain ramp), until the sustainable rate is known.
+ * Rising rates of `stepSec` each on every path, the paths one after the other at each
+ * rate (in turns: the first path first at the first rate, last at the next); a path
+ * stops at its first step not sustained. One ramp per path.
  */
 export async function rampUp(
   ctx: BenchContext,
-  path: RunningPath,
+  paths: readonly RunningPath[],
   stepSec: number,
-  from: number = RAMP[0],
-): Promise<Ramp> {
-  const steps: RampStep[] = [];
-  for (let rate = nextRampRate(RAMP, from, steps); rate !== undefined;) {
-    if (!(await path.drain(20_000))) {
-      ctx.log('e2e: ramp stopped: the queue did not drain between steps');
-      break;
+): Promise<Ramp[]> {
+  const steps = paths.map(() => [] as RampStep[]);
+  const going = paths.map(() => true);
+  for (const [n, rate] of RAMP.entries()) {
+    const order = n % 2 === 0 ? [...paths.keys()] : [...paths.keys()].reverse();
+    for (const i of order.filter((i) => going[i])) {
+      if (!(await paths[i].drain(20_000))) {
+        ctx.log(`e2e: ${paths[i].label}: ramp stopped: the queue did not drain between steps`);
+        going[i] = false;
+        continue;
+      }
+      const step = await rampStep(ctx, paths[i], rate, stepSec);
+      steps[i].push(step);
+      going[i] = step.sustainable;
     }
-    steps.push(await rampStep(ctx, path, rate, stepSec));
-    rate = nextRampRate(RAMP, from, steps);
+    if (!going.some(Boolean)) break;
   }
-  return {
-    steps,
-    sustainable: rampFromSustainable(steps),
-    failedStep: steps.find((s) => !s.sustainable),
-  };
+  return steps.map((s) => ({
+    steps: s,
+    sustainable: sustainableRate(s),
+    failedStep: s.find((step) => !step.sustainable),
+  }));
 }
 
 /** One step of the ramp, judged from the queue depth sampled every 250 ms while it runs. */
@@ -171,7 +237,7 @@ async function rampStep(
   rate: number,
   stepSec: number,
 ): Promise<RampStep> {
-  ctx.log(`e2e: ramp ${rate}/s for ${stepSec} s`);
+  ctx.log(`e2e: ${path.label}: ramp ${rate}/s for ${stepSec} s`);
   const samples: DepthSample[] = [];
   const stepStart = Date.now();
   const stepStats = await path.commandStats();
@@ -194,7 +260,7 @@ async function rampStep(
   if (result.failed) judged.reasons.push(`failures: ${describeFailures(result.failures)}`);
   const work = redisWork(commandDelta(stepStats, await path.commandStats()), result.ok);
   ctx.log(
-    `e2e: ${rate}/s: ${judged.sustainable ? 'sustained' : `not sustained (${judged.reasons.join(', ')})`}; Redis ${work.scripts?.toFixed(2)} scripts, ${work.commands?.toFixed(1)} commands per update (queue not drained within the step: partial)`,
+    `e2e: ${path.label}: ${rate}/s: ${judged.sustainable ? 'sustained' : `not sustained (${judged.reasons.join(', ')})`}; Redis ${work.scripts?.toFixed(2)} scripts, ${work.commands?.toFixed(1)} commands per update (queue not drained within the step: partial)`,
   );
   return {
     ...judged,

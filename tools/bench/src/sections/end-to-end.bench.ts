@@ -7,14 +7,14 @@ import type { RelaygramInstall } from '../harness/relaygram-install';
 import { failedRow, firstLine, row } from '../report/results';
 import { commandDelta } from '../stats/command-stats';
 import { openPath, type PathRig, type RunningPath } from './end-to-end-path';
-import { LOG_OFF_TARGET_ROWS, logOffComparison } from './end-to-end-log-off';
+import { LOG_OFF_TARGET_ROWS, logOffRows, missRatios, openLogOffPath } from './end-to-end-log-off';
 import {
   RATE,
   atRateDetails,
   SECTION,
   rampUp,
   redisWork,
-  runAtRate,
+  runInterleaved,
   warmUp,
   type AtRate,
   type Ramp,
@@ -48,13 +48,14 @@ const RAMP_ROW = {
  * stamped into the update, to its arrival; the lighter rate shows the path's own
  * latency, the target rate adds the queueing of a busy box); then a ramp of rising
  * rates, each judged by whether the queue kept from growing (see stats/ramp.ts).
- * Last, the 2,000/s run and the ramp again with the delivery log off, for its cost.
+ * The 2,000/s run and the ramp also run on a second path with the delivery log off,
+ * interleaved with the first, for the log's cost.
  */
 export async function endToEndBench(ctx: BenchContext): Promise<void> {
   const { quick } = ctx.options;
   const prefix = `${ctx.runPrefix}-e2e`;
   const children: BenchChild[] = [];
-  let install: RelaygramInstall | undefined;
+  const installs: RelaygramInstall[] = [];
   try {
     const receiver = await BenchChild.start('receiver');
     children.push(receiver);
@@ -64,7 +65,9 @@ export async function endToEndBench(ctx: BenchContext): Promise<void> {
     const rig: PathRig = { receiver, receiverUrl, generator };
     let path: RunningPath;
     try {
-      ({ install, path } = await openPath(ctx, prefix, rig, 'e2e'));
+      const opened = await openPath(ctx, prefix, rig, 'log-on');
+      installs.push(opened.install);
+      path = opened.path;
     } catch (error) {
       missAll(ctx, `an app did not start: ${firstLine(error)}`);
       return;
@@ -73,26 +76,30 @@ export async function endToEndBench(ctx: BenchContext): Promise<void> {
     if (warmFailure) return missAll(ctx, warmFailure);
     const light = await measureLightRate(ctx, path, quick ? 10 : 20);
     await receiver.call('reset');
-    const fixed = await measureTargetRate(ctx, path, quick ? 30 : 60);
-    const rampStepSec = quick ? 3 : 10;
-    const ramp = await rampUp(ctx, path, rampStepSec);
-    ctx.rows.push(rampRow(ramp));
-    await install.close();
-    install = undefined;
-    await deleteKeys(ctx.redis.client, prefix);
-    const details: Record<string, unknown> = {
+    const off = await openLogOffPath(ctx, `${prefix}-off`, rig);
+    if (off.install) installs.push(off.install);
+    const paths = off.path ? [path, off.path] : [path];
+    const fixed = await runInterleaved(ctx, paths, RATE, quick ? 30 : 60);
+    targetRateRows(ctx, path, fixed[0]);
+    const ramps = await rampUp(ctx, paths, quick ? 3 : 10);
+    ctx.rows.push(rampRow(ramps[0]));
+    if (paths.length === 2) {
+      logOffRows(ctx, { fixed: fixed[0], ramp: ramps[0] }, { fixed: fixed[1], ramp: ramps[1] });
+    } else {
+      missRatios(ctx, off.failure ?? 'the path with the delivery log off did not run');
+    }
+    ctx.details.endToEnd = {
       light,
-      fixed: atRateDetails(fixed),
-      ramp: ramp.steps,
+      fixed: atRateDetails(fixed[0]),
+      ramp: ramps[0].steps,
       peakRssBytes: { ingress: ctx.rss.ingress, dispatcher: ctx.rss.dispatcher },
+      deliveryLogOff: fixed[1] && { fixed: atRateDetails(fixed[1]), ramp: ramps[1].steps },
     };
-    ctx.details.endToEnd = details;
-    const on = { fixed, ramp, rampStepSec };
-    details.deliveryLogOff = await logOffComparison(ctx, `${prefix}-off`, rig, on);
   } finally {
     await Promise.all(children.map((c) => c.stop()));
-    await install?.close();
+    await Promise.all(installs.map((i) => i.close()));
     await deleteKeys(ctx.redis.client, prefix);
+    await deleteKeys(ctx.redis.client, `${prefix}-off`);
   }
 }
 
@@ -140,14 +147,9 @@ async function measureLightRate(ctx: BenchContext, path: RunningPath, lightSec: 
   };
 }
 
-/** The target rate: latency with the queueing of a busy box, and each app's peak RSS and heap. */
-async function measureTargetRate(
-  ctx: BenchContext,
-  path: RunningPath,
-  fixedSec: number,
-): Promise<AtRate> {
+/** The target rate's rows: latency with the queueing of a busy box; each app's peak RSS and heap. */
+function targetRateRows(ctx: BenchContext, path: RunningPath, fixed: AtRate): void {
   const { ingress, dispatcher } = path;
-  const fixed = await runAtRate(ctx, path, RATE, fixedSec);
   ctx.heap.ingress = fixed.heap.ingress;
   ctx.heap.dispatcher = fixed.heap.dispatcher;
   ctx.rss.ingress = Math.max(ctx.rss.ingress ?? 0, fixed.peaks.get(ingress.pid) ?? 0);
@@ -165,9 +167,8 @@ async function measureTargetRate(
       unit: 'ms',
       value: fixed.webhookAnswer.p99,
     }),
+    ...workRows(ctx, RATE, fixed.work, fixed.used, fixed.result.ok, path.pids),
   );
-  ctx.rows.push(...workRows(ctx, RATE, fixed.work, fixed.used, fixed.result.ok, path.pids));
-  return fixed;
 }
 
 function rampRow(ramp: Ramp) {

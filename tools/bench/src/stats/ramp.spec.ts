@@ -1,11 +1,4 @@
-import {
-  judgeStep,
-  nextRampRate,
-  rampFromSustainable,
-  slopePerSecond,
-  sustainableRate,
-  type DepthSample,
-} from './ramp';
+import { judgeStep, slopePerSecond, sustainableRate, type DepthSample } from './ramp';
 
 function series(durationMs: number, depthAt: (t: number) => number): DepthSample[] {
   const points: DepthSample[] = [];
@@ -74,38 +67,5 @@ describe('sustainableRate', () => {
       ]),
     ).toBe(2000);
     expect(sustainableRate([{ rate: 1000, sustainable: false }])).toBe(0);
-  });
-});
-
-describe('a ramp started at the sustainable rate of another run', () => {
-  const rates = [1000, 2000, 3000, 4000];
-  const run = (from: number, sustains: (rate: number) => boolean) => {
-    const done: { rate: number; sustainable: boolean }[] = [];
-    for (let rate = nextRampRate(rates, from, done); rate !== undefined;) {
-      done.push({ rate, sustainable: sustains(rate) });
-      rate = nextRampRate(rates, from, done);
-    }
-    return { ran: done.map((s) => s.rate), sustainable: rampFromSustainable(done) };
-  };
-
-  it('goes up from the start until a step is not sustained', () => {
-    expect(run(2000, (r) => r <= 3000)).toEqual({ ran: [2000, 3000, 4000], sustainable: 3000 });
-    expect(run(2000, (r) => r <= 2000)).toEqual({ ran: [2000, 3000], sustainable: 2000 });
-  });
-
-  it('stops at the top of the rates', () => {
-    expect(run(3000, () => true)).toEqual({ ran: [3000, 4000], sustainable: 4000 });
-  });
-
-  it('falls back to the rates below, from the bottom, when the start is not sustained', () => {
-    expect(run(3000, (r) => r <= 1000)).toEqual({ ran: [3000, 1000, 2000], sustainable: 1000 });
-    expect(run(3000, (r) => r <= 2000)).toEqual({ ran: [3000, 1000, 2000], sustainable: 2000 });
-    expect(run(3000, () => false)).toEqual({ ran: [3000, 1000], sustainable: 0 });
-  });
-
-  it('is the plain ramp from the lowest rate, or from a rate not in the list', () => {
-    expect(run(1000, (r) => r <= 2000)).toEqual({ ran: [1000, 2000, 3000], sustainable: 2000 });
-    expect(run(1000, () => false)).toEqual({ ran: [1000], sustainable: 0 });
-    expect(run(0, (r) => r <= 1000)).toEqual({ ran: [1000, 2000], sustainable: 1000 });
   });
 });

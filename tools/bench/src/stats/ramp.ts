@@ -100,36 +100,3 @@ export function sustainableRate(judged: readonly { rate: number; sustainable: bo
   }
   return best;
 }
-
-type Judged = { rate: number; sustainable: boolean };
-
-/**
- * The next rate of a ramp over `rates` that starts at `from` (a rate another run of the
- * same path sustained) rather than at the bottom: upwards from there until a step is
- * not sustained; when `from` itself is not, the rates below it, from the bottom up.
- * undefined once the sustainable rate is known. With `from` the lowest rate, this is
- * the plain ramp.
- */
-export function nextRampRate(
-  rates: readonly number[],
-  from: number,
-  done: readonly Judged[],
-): number | undefined {
-  const start = Math.max(0, rates.indexOf(from));
-  if (done.length === 0) return rates[start];
-  const last = done[done.length - 1];
-  if (!last.sustainable && done.length > 1) return undefined;
-  if (done[0].sustainable) return rates[rates.indexOf(last.rate) + 1];
-  const next = done.length === 1 ? 0 : rates.indexOf(last.rate) + 1;
-  return next < start ? rates[next] : undefined;
-}
-
-/**
- * The sustainable rate of a ramp run by `nextRampRate`: the rates below a sustained
- * start count as sustained (the other run sustained them, and this run sustained a
- * higher one).
- */
-export function rampFromSustainable(done: readonly Judged[]): number {
-  if (done.length === 0) return 0;
-  return sustainableRate(done[0].sustainable ? done : done.slice(1));
-}
