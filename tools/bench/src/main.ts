@@ -33,7 +33,7 @@ const USAGE = `npm run bench -- [--quick] [--json PATH] [--only ${SECTIONS.join(
                       [--cpu-prof [DIR]] [--from-source] [--log-level LEVEL]
                       [--app-node-options=FLAGS]
 
-  --quick         short runs (under 3 minutes in all)
+  --quick         short runs (under 4 minutes in all)
   --json PATH     where to write the results (default bench-results.json)
   --only LIST     run only these sections
   --cpu-prof DIR  profile every Relaygram app and baseline (node --cpu-prof) into DIR

@@ -73,10 +73,10 @@ export async function runInterleaved(
   const rounds = paths.map(() => [] as Round[]);
   const order = [...paths.keys(), ...[...paths.keys()].reverse()];
   for (const i of order) rounds[i].push(await runRound(ctx, paths[i], rate, seconds / 2));
-  return rounds.map((r, i) => mergeRounds(paths[i], rate, r));
+  return rounds.map((r, i) => mergeRounds(paths[i].pids, rate, r));
 }
 
-interface Round {
+export interface Round {
   seconds: number;
   result: OpenLoopResult;
   drained: boolean;
@@ -114,7 +114,8 @@ async function runRound(
   return { seconds, result, drained, received, receipts, delta, used, peaks, heap };
 }
 
-function mergeRounds(path: RunningPath, rate: number, rounds: readonly Round[]): AtRate {
+/** Rounds of one path as one run: counts and CPU added, peaks the highest, percentiles of all. */
+export function mergeRounds(pids: AtRate['pids'], rate: number, rounds: readonly Round[]): AtRate {
   const sum = (f: (r: Round) => number) => rounds.reduce((n, r) => n + f(r), 0);
   const failures: Record<string, number> = {};
   const used = new Map<number, number | undefined>();
@@ -153,7 +154,7 @@ function mergeRounds(path: RunningPath, rate: number, rounds: readonly Round[]):
     received < result.ok && `${result.ok - received} accepted updates not received`,
   ].filter(Boolean);
   return {
-    pids: path.pids,
+    pids,
     rate,
     seconds: sum((r) => r.seconds),
     result,
