@@ -1,28 +1,23 @@
 import { BenchChild } from '../harness/bench-child';
-import { sharedRedisNote, withRedisPid } from '../harness/bench-bot';
-import { sleep, type BenchContext } from '../harness/bench-context';
-import { CpuWindow } from '../harness/proc-stats';
+import { sharedRedisNote } from '../harness/bench-bot';
+import type { BenchContext } from '../harness/bench-context';
 import { deleteKeys } from '../harness/redis-target';
 import type { RelaygramInstall } from '../harness/relaygram-install';
 import { failedRow, firstLine, row } from '../report/results';
-import { commandDelta } from '../stats/command-stats';
 import { openPath, type PathRig, type RunningPath } from './end-to-end-path';
 import { LOG_OFF_TARGET_ROWS, logOffRows, missRatios, openLogOffPath } from './end-to-end-log-off';
 import {
+  LIGHT_RATE,
   RATE,
   atRateDetails,
   SECTION,
   rampUp,
-  redisWork,
   runInterleaved,
   warmUp,
   type AtRate,
   type Ramp,
   type RedisWork,
 } from './end-to-end-steps';
-
-/** A rate the box handles with CPU to spare: the path's latency without queueing. */
-const LIGHT_RATE = 1000;
 
 /** A POST-to-receipt percentile at the target rate, with the most it may be. */
 const receiptRow = (percentile: number, max: number) =>
@@ -48,8 +43,8 @@ const RAMP_ROW = {
  * stamped into the update, to its arrival; the lighter rate shows the path's own
  * latency, the target rate adds the queueing of a busy box); then a ramp of rising
  * rates, each judged by whether the queue kept from growing (see stats/ramp.ts).
- * The 2,000/s run and the ramp also run on a second path with the delivery log off,
- * interleaved with the first, for the log's cost.
+ * Every step also runs on a second path with the delivery log off, interleaved with
+ * the first (rounds A B B A), for the log's cost.
  */
 export async function endToEndBench(ctx: BenchContext): Promise<void> {
   const { quick } = ctx.options;
@@ -74,26 +69,34 @@ export async function endToEndBench(ctx: BenchContext): Promise<void> {
     }
     const warmFailure = await warmUp(ctx, path);
     if (warmFailure) return missAll(ctx, warmFailure);
-    const light = await measureLightRate(ctx, path, quick ? 10 : 20);
-    await receiver.call('reset');
     const off = await openLogOffPath(ctx, `${prefix}-off`, rig);
     if (off.install) installs.push(off.install);
     const paths = off.path ? [path, off.path] : [path];
+    const light = await runInterleaved(ctx, paths, LIGHT_RATE, quick ? 20 : 60);
+    lightRateRows(ctx, path, light[0]);
     const fixed = await runInterleaved(ctx, paths, RATE, quick ? 30 : 60);
     targetRateRows(ctx, path, fixed[0]);
     const ramps = await rampUp(ctx, paths, quick ? 3 : 10);
     ctx.rows.push(rampRow(ramps[0]));
     if (paths.length === 2) {
-      logOffRows(ctx, { fixed: fixed[0], ramp: ramps[0] }, { fixed: fixed[1], ramp: ramps[1] });
+      logOffRows(
+        ctx,
+        { light: light[0], fixed: fixed[0], ramp: ramps[0] },
+        { light: light[1], fixed: fixed[1], ramp: ramps[1] },
+      );
     } else {
       missRatios(ctx, off.failure ?? 'the path with the delivery log off did not run');
     }
     ctx.details.endToEnd = {
-      light,
+      light: atRateDetails(light[0]),
       fixed: atRateDetails(fixed[0]),
       ramp: ramps[0].steps,
       peakRssBytes: { ingress: ctx.rss.ingress, dispatcher: ctx.rss.dispatcher },
-      deliveryLogOff: fixed[1] && { fixed: atRateDetails(fixed[1]), ramp: ramps[1].steps },
+      deliveryLogOff: fixed[1] && {
+        light: atRateDetails(light[1]),
+        fixed: atRateDetails(fixed[1]),
+        ramp: ramps[1].steps,
+      },
     };
   } finally {
     await Promise.all(children.map((c) => c.stop()));
@@ -104,47 +107,23 @@ export async function endToEndBench(ctx: BenchContext): Promise<void> {
 }
 
 /** The path's own latency, at a rate the box handles with CPU to spare. */
-async function measureLightRate(ctx: BenchContext, path: RunningPath, lightSec: number) {
-  ctx.log(`e2e: ${LIGHT_RATE}/s for ${lightSec} s`);
-  const lightCpu = new CpuWindow(
-    withRedisPid(ctx, [path.ingress.pid, path.dispatcher.pid]),
-  ).start();
-  const lightStatsBefore = await path.commandStats();
-  const light = await path.send(LIGHT_RATE, lightSec);
-  await path.drain(30_000);
-  const lightUsed = lightCpu.stop();
-  const lightWork = redisWork(commandDelta(lightStatsBefore, await path.commandStats()), light.ok);
-  await sleep(500);
-  const { summary: lightE2e } = await path.takeLatencies();
-  const lightNote =
-    light.failed + light.skipped > 0
-      ? `${light.failed} POSTs failed, ${light.skipped} not sent when due`
-      : undefined;
+function lightRateRows(ctx: BenchContext, path: RunningPath, light: AtRate): void {
   ctx.rows.push(
     row({
       section: SECTION,
       name: `p50 POST to receipt (${LIGHT_RATE}/s)`,
       unit: 'ms',
-      value: lightE2e.p50,
-      note: lightNote,
+      value: light.postToReceipt.p50,
+      note: light.problems,
     }),
     row({
       section: SECTION,
       name: `p99 POST to receipt (${LIGHT_RATE}/s)`,
       unit: 'ms',
-      value: lightE2e.p99,
+      value: light.postToReceipt.p99,
     }),
-    ...workRows(ctx, LIGHT_RATE, lightWork, lightUsed, light.ok, path.pids),
+    ...workRows(ctx, LIGHT_RATE, light.work, light.used, light.result.ok, path.pids),
   );
-  return {
-    rate: LIGHT_RATE,
-    seconds: lightSec,
-    accepted: light.ok,
-    failed: light.failed,
-    skipped: light.skipped,
-    postToReceiptMs: lightE2e,
-    redisPerUpdate: lightWork,
-  };
 }
 
 /** The target rate's rows: latency with the queueing of a busy box; each app's peak RSS and heap. */
