@@ -80,9 +80,18 @@ function assembleDeliveryLog(dto: RelaygramConfigDto): DeliveryLogConfig {
 
 function assembleRedis(dto: RelaygramConfigDto, ctx: AssemblyContext): RedisConfig {
   const override = envOverride(ctx, 'REDIS_URL', redisUrlProblem, 'redis.url');
+  const redis = isMapping(dto.redis) ? dto.redis : undefined;
+  const url = override ?? redis?.url ?? DEFAULTS.redisUrl;
+  const waitReplicas = redis?.wait_replicas ?? DEFAULTS.redisWaitReplicas;
+  if (waitReplicas > 0 && typeof url === 'string' && /^rediss?\+cluster:/i.test(url)) {
+    // WAIT must reach the master of the install's slot on the connection that wrote.
+    ctx.problems.add(['redis', 'wait_replicas'], 'is not supported on Redis Cluster yet');
+  }
   return {
-    url: override ?? dto.redis?.url ?? DEFAULTS.redisUrl,
-    prefix: dto.redis?.prefix ?? DEFAULTS.redisPrefix,
+    url,
+    prefix: redis?.prefix ?? DEFAULTS.redisPrefix,
+    waitReplicas,
+    waitTimeoutMs: parseDuration(redis?.wait_timeout ?? DEFAULTS.redisWaitTimeout) as number,
   };
 }
 

@@ -23,6 +23,13 @@ export const RESERVED_METHODS: readonly string[] = [
 export interface RedisConfig {
   readonly url: string;
   readonly prefix: string;
+  /**
+   * Replicas that must hold an accepted update before ingress acknowledges it to
+   * Telegram (WAIT); 0: answered once the primary has it (`wait_replicas`).
+   */
+  readonly waitReplicas: number;
+  /** How long ingress waits for them before answering 503 (`wait_timeout`). */
+  readonly waitTimeoutMs: number;
 }
 
 export interface TelegramConfig {

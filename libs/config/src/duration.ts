@@ -1,15 +1,16 @@
 const UNIT_MS: Readonly<Record<string, number>> = {
+  ms: 1,
   s: 1_000,
   m: 60_000,
   h: 3_600_000,
   d: 86_400_000,
 };
 
-const DURATION = /^(\d+)([smhd])$/;
+const DURATION = /^(\d+)(ms|[smhd])$/;
 const SECONDS = /^\d+$/;
 
 /**
- * Parses a config duration (`30s`, `5m`, `24h`, `7d`, or a whole number of seconds, as a
+ * Parses a config duration (`500ms`, `30s`, `5m`, `24h`, `7d`, or a whole number of seconds, as a
  * YAML number or a digit string) into milliseconds. Anything else, including fractions,
  * negative numbers and values too large to count exactly, gives undefined.
  */

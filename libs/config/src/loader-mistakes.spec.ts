@@ -106,7 +106,7 @@ describe('loadConfig: one mistake, one line naming its YAML path', () => {
     {
       mistake: 'a duration in words',
       config: doc({ routes: [{ ...route, retry: { max_age: '1 day' } }] }),
-      line: 'routes[0].retry.max_age: must be a duration like 30s, 5m, 24h, 7d or a number of seconds',
+      line: 'routes[0].retry.max_age: must be a duration like 500ms, 30s, 5m, 24h, 7d or a number of seconds',
     },
     {
       mistake: 'a timeout above 5m',
@@ -194,9 +194,24 @@ describe('loadConfig: one mistake, one line naming its YAML path', () => {
       line: 'bots[0].outbound.max_wait: must be from 0s to 1m',
     },
     {
-      mistake: 'a max_wait in milliseconds',
-      config: doc({ bots: [{ ...solBot, outbound: { max_wait: '500ms' } }, shopBot] }),
-      line: 'bots[0].outbound.max_wait: must be a duration like 30s, 5m, 24h, 7d or a number of seconds',
+      mistake: 'a max_wait in microseconds',
+      config: doc({ bots: [{ ...solBot, outbound: { max_wait: '500us' } }, shopBot] }),
+      line: 'bots[0].outbound.max_wait: must be a duration like 500ms, 30s, 5m, 24h, 7d or a number of seconds',
+    },
+    {
+      mistake: 'a wait_replicas above five',
+      config: doc({ redis: { wait_replicas: 6 } }),
+      line: 'redis.wait_replicas: must be an integer from 0 to 5',
+    },
+    {
+      mistake: 'a wait_timeout the webhook connection could not afford',
+      config: doc({ redis: { wait_timeout: '1s' } }),
+      line: 'redis.wait_timeout: must be from 10ms to 800ms',
+    },
+    {
+      mistake: 'wait_replicas on Redis Cluster',
+      config: doc({ redis: { url: 'redis+cluster://10.0.0.1:7000', wait_replicas: 1 } }),
+      line: 'redis.wait_replicas: is not supported on Redis Cluster yet',
     },
     {
       mistake: 'a webhook check_every above a day',
@@ -617,7 +632,7 @@ describe('loadConfig: several mistakes', () => {
       'routes[0].bots[1]: unknown bot "shop"',
       'routes[0].target_url: must be an http or https URL',
       'routes[0].concurrency: must be an integer from 1 to 1000',
-      'routes[0].retry.max_age: must be a duration like 30s, 5m, 24h, 7d or a number of seconds',
+      'routes[0].retry.max_age: must be a duration like 500ms, 30s, 5m, 24h, 7d or a number of seconds',
       'clients[0].methods[0]: setWebhook is reserved by the gateway: no client may call it',
     ]);
   });

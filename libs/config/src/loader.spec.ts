@@ -42,7 +42,12 @@ const minimal = {
 };
 
 const full = {
-  redis: { url: 'rediss://cache.internal:6380/2', prefix: '{relay}' },
+  redis: {
+    url: 'rediss://cache.internal:6380/2',
+    prefix: '{relay}',
+    wait_replicas: 1,
+    wait_timeout: '250ms',
+  },
   telegram: { api_base: 'http://bot-api.internal:8081/' },
   bots: [
     {
@@ -117,7 +122,12 @@ const full = {
 describe('loadConfig defaults', () => {
   it('fills every key the file leaves out', () => {
     const config = load(minimal);
-    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', prefix: 'relaygram' });
+    expect(config.redis).toEqual({
+      url: 'redis://127.0.0.1:6379',
+      prefix: 'relaygram',
+      waitReplicas: 0,
+      waitTimeoutMs: 500,
+    });
     expect(config.telegram).toEqual({ apiBase: 'https://api.telegram.org' });
     expect(config.bots).toEqual([
       {
@@ -240,7 +250,12 @@ describe('loadConfig with every key set', () => {
   const config = load(full);
 
   it('keeps what the file says, in camelCase and milliseconds', () => {
-    expect(config.redis).toEqual({ url: 'rediss://cache.internal:6380/2', prefix: '{relay}' });
+    expect(config.redis).toEqual({
+      url: 'rediss://cache.internal:6380/2',
+      prefix: '{relay}',
+      waitReplicas: 1,
+      waitTimeoutMs: 250,
+    });
     expect(config.telegram.apiBase).toBe('http://bot-api.internal:8081');
     expect(config.bots[0].allowedUpdates).toEqual(['message', 'chat_member']);
     expect(config.bots[0].default).toBe(false);

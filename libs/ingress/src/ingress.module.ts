@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder, Module, type DynamicModule } from '@nestjs/common';
+import { ConfigService } from '@relaygram/config';
 import { BotUsernames } from './bots/bot-usernames';
 import { IngressBots } from './bots/ingress-bots';
 import { IngressTelegramClients } from './bots/ingress-telegram';
@@ -13,6 +14,7 @@ import { IngressConfigReload } from './lifecycle/ingress-config-reload';
 import { RedisReadiness } from './lifecycle/redis-readiness';
 import { PollingAdapter } from './polling/polling-adapter';
 import { IngressStore } from './state/ingress-store';
+import { ReplicaAcknowledger } from './state/replica-acknowledger';
 import { WebhookManager } from './webhook/webhook-manager';
 import { WebhookRoutes } from './webhook/webhook-routes';
 
@@ -34,6 +36,16 @@ const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } =
     },
     RedisReadiness,
     IngressStore,
+    {
+      provide: ReplicaAcknowledger,
+      inject: [IngressStore, ConfigService],
+      // Read per call, so a reload changes it.
+      useFactory: (store: IngressStore, config: ConfigService) =>
+        new ReplicaAcknowledger(store.redis, () => {
+          const { waitReplicas, waitTimeoutMs } = config.config.redis;
+          return { replicas: waitReplicas, timeoutMs: waitTimeoutMs };
+        }),
+    },
     IngressTelegramClients,
     IngressBots,
     BotUsernames,

@@ -43,7 +43,7 @@ function route(name: string, bots: string[], match?: RouteMatch): RouteConfig {
 
 function config(bots: BotConfig[], routes: RouteConfig[]): RelaygramConfig {
   return {
-    redis: { url: 'redis://127.0.0.1:6379', prefix: 'relaygram' },
+    redis: { url: 'redis://127.0.0.1:6379', prefix: 'relaygram', waitReplicas: 0, waitTimeoutMs: 500 },
     telegram: { apiBase: 'https://api.telegram.org' },
     bots,
     routes,

@@ -26,7 +26,7 @@ function bot(id: string, token: string, numericId = token.split(':')[0]): BotCon
 
 function config(bots: BotConfig[], apiBase = 'http://127.0.0.1:8081'): RelaygramConfig {
   return {
-    redis: { url: 'redis://127.0.0.1:6379', prefix: 'relaygram' },
+    redis: { url: 'redis://127.0.0.1:6379', prefix: 'relaygram', waitReplicas: 0, waitTimeoutMs: 500 },
     telegram: { apiBase },
     bots,
     routes: [],

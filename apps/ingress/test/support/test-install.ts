@@ -52,6 +52,8 @@ export interface InstallSpec {
   bots: BotSpec[];
   routes: RouteSpec[];
   apiBase: string;
+  /** More keys of the `redis` section (url and prefix are the install's). */
+  redis?: Record<string, unknown>;
 }
 
 export interface HttpAnswer {
@@ -189,7 +191,7 @@ export class TestInstall {
       ...(route.format ? { format: route.format } : {}),
     }));
     const config = {
-      redis: { url: this.redisUrl, prefix: this.prefix },
+      redis: { ...spec.redis, url: this.redisUrl, prefix: this.prefix },
       telegram: { api_base: spec.apiBase },
       bots,
       routes,

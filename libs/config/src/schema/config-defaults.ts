@@ -4,6 +4,8 @@ import type { DeliveryFormat, Ordering, SignatureScheme } from '../config.types'
 export const DEFAULTS = Object.freeze({
   redisUrl: 'redis://127.0.0.1:6379',
   redisPrefix: 'relaygram',
+  redisWaitReplicas: 0,
+  redisWaitTimeout: '500ms',
   telegramApiBase: 'https://api.telegram.org',
   allowedUpdates: Object.freeze(['message', 'callback_query']),
   webhookMaxConnections: 40,

@@ -26,7 +26,8 @@ export const COMMAND = /^\/[A-Za-z0-9_]{1,32}$/;
 export const METHOD = /^[A-Za-z]+$/;
 export const REDIS_PREFIX = /^(?:[A-Za-z0-9_.-]{1,64}|\{[A-Za-z0-9_.-]{1,62}\})$/;
 
-export const DURATION_RULE = 'must be a duration like 30s, 5m, 24h, 7d or a number of seconds';
+export const DURATION_RULE =
+  'must be a duration like 500ms, 30s, 5m, 24h, 7d or a number of seconds';
 
 /** Update types this version knows; others are passed on to Telegram with a warning (a newer API may have them). */
 export const KNOWN_UPDATE_TYPES: readonly string[] = UPDATE_TYPES;

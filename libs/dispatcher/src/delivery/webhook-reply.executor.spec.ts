@@ -41,7 +41,7 @@ describe('WebhookReplyExecutor pacing', () => {
       outbound: { ...DEFAULT_OUTBOUND, ...outbound },
     };
     return {
-      redis: { url: redisUrl(), prefix },
+      redis: { url: redisUrl(), prefix, waitReplicas: 0, waitTimeoutMs: 500 },
       telegram: { apiBase: emulator.apiRoot },
       bots: [bot],
       routes: [],

@@ -24,7 +24,7 @@ function client(name: string, token: string, bots: string[], methods?: string[])
 
 function config(bots: BotConfig[]): RelaygramConfig {
   return {
-    redis: { url: 'redis://127.0.0.1:6379', prefix: 'x' },
+    redis: { url: 'redis://127.0.0.1:6379', prefix: 'x', waitReplicas: 0, waitTimeoutMs: 500 },
     telegram: { apiBase: 'http://127.0.0.1:1' },
     bots,
     routes: [],

@@ -11,6 +11,7 @@ import {
 import { isPullRoute, laneKeyFor, selectAllRoutes, type Update } from '@relaygram/routing';
 import type { Logger } from 'pino';
 import type { IngressBot } from '../bots/ingress-bots';
+import { ReplicaAcknowledger } from '../state/replica-acknowledger';
 
 const SHARED: LaneKey = Object.freeze({ kind: 'shared' });
 
@@ -39,6 +40,7 @@ export class UpdateIntake {
   constructor(
     private readonly enqueuer: UpdateEnqueuer,
     private readonly stats: MinuteStatsRecorder,
+    private readonly replicas: ReplicaAcknowledger,
     @Inject(RELAYGRAM_LOGGER) logger: Logger,
   ) {
     this.lines = logger.child({}, { redact: { paths: [] } });
@@ -107,6 +109,18 @@ export class UpdateIntake {
     this.stats.count('bot', bot, 'accepted', 1, at);
     if (status !== 'queued') return;
     for (const delivery of deliveries) this.stats.count('route', delivery.route, 'accepted', 1, at);
+  }
+
+  /**
+   * Resolves once `redis.wait_replicas` replicas hold what this process accepted so far
+   * (at once when none is asked for); the caller acknowledges to Telegram only then: a
+   * webhook answers, a poller confirms its batch. Rejects (ReplicaAckError) when fewer
+   * replicas held it in time: the update is on the primary but would not survive its
+   * failover, so Telegram is asked to send it again (answered `duplicate` if the primary
+   * stays).
+   */
+  replicated(): Promise<void> {
+    return this.replicas.replicated();
   }
 
   /** Counts and logs an update refused before the enqueue (bad secret, bad body). */

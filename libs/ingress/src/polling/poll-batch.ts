@@ -50,6 +50,8 @@ export async function enqueueBatch(
     ids.push(id);
     next = id + 1;
   }
+  // Confirmed to Telegram by the next getUpdates: only once replicas hold the batch.
+  await intake.replicated();
   await options.afterBatchEnqueued?.(botId, ids);
   if (next === undefined) throw new Error('getUpdates returned no update with a valid update_id');
   return next;

@@ -17,6 +17,8 @@ export const WEBHOOK_REPLIES = Object.freeze({
   redisTimedOut:
     '{"error":"Redis did not answer in time: the update may not be stored (Telegram retries)"}',
   redisFailed: '{"error":"Redis answered an error: the update was not stored (Telegram retries)"}',
+  notReplicated:
+    '{"error":"Redis replicas did not confirm the update in time: stored on the primary only (Telegram retries)"}',
   internal: '{"error":"internal error"}',
   duplicate: '{"status":"duplicate","deliveries":0}',
   ignored: '{"status":"ignored","deliveries":0}',

@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import { IngressBots, type IngressBot } from '../bots/ingress-bots';
 import { UpdateIntake } from '../intake/update-intake';
 import { parseUpdate } from '../intake/update-validation';
+import { ReplicaAckError } from '../state/replica-acknowledger';
 import { acceptedReply, badRequestReply, WEBHOOK_REPLIES } from './webhook-replies';
 import { BOT_WEBHOOK_DOC, DEFAULT_BOT_WEBHOOK_DOC } from './webhook.docs';
 
@@ -134,8 +135,21 @@ export class WebhookRoutes implements OnModuleInit {
     }
     try {
       const result = await this.intake.accept(bot, parsed.update, body, UpdateSource.Webhook);
+      await this.intake.replicated();
       return send(reply, 202, acceptedReply(result));
     } catch (error) {
+      if (error instanceof ReplicaAckError) {
+        this.logger.warn(
+          {
+            bot: bot.id,
+            update_id: parsed.update.update_id,
+            source: UpdateSource.Webhook,
+            err: error,
+          },
+          'update not acknowledged: Redis replicas did not confirm it',
+        );
+        return send(reply, 503, WEBHOOK_REPLIES.notReplicated);
+      }
       // Nothing was written (see UpdateIntake), or a script that timed out ran after all
       // and the resend is a duplicate: a 503 makes Telegram send the update again. No
       // Retry-After: Telegram's own backoff applies; and never 410, which drops the webhook.

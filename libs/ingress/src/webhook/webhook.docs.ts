@@ -42,7 +42,11 @@ function webhookDoc(operationId: string, withBot: boolean): RouteDoc {
       404: { description: 'No bot in webhook mode has this id', schema: ERROR_BODY },
       413: { description: 'The body exceeds 1 MiB', schema: ERROR_BODY },
       500: { description: 'Internal error', schema: ERROR_BODY },
-      503: { description: 'Redis failed: the update was not stored', schema: ERROR_BODY },
+      503: {
+        description:
+          'Redis failed: the update was not stored (or, with `redis.wait_replicas`, its replicas did not confirm it in time)',
+        schema: ERROR_BODY,
+      },
     },
   };
 }

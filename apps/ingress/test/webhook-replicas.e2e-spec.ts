@@ -1,0 +1,157 @@
+import { DEDUP_BLOCK_BITS } from '@relaygram/contracts';
+import { createRedis, startRedisServer, waitForRedis, type LocalRedis } from '@relaygram/queue';
+import type { IngressOptionsInput } from '@relaygram/ingress';
+import { TelegramEmulator, eventually, type BotIdentity } from '@relaygram/testing';
+import type { Redis } from 'ioredis';
+import { TestInstall, webhookSecret, type IngressInstance } from './support/test-install';
+
+const FAST_POLLING: IngressOptionsInput = {
+  polling: { timeoutSeconds: 1, leaseTtlMs: 1500, networkBackoffMs: 50, networkBackoffMaxMs: 200 },
+  usernameRetryMs: 100,
+};
+
+/**
+ * `redis.wait_replicas`: an update is acknowledged to Telegram (a webhook answered, a
+ * polled batch confirmed by the next getUpdates) only once a replica holds it.
+ * A primary and a replica of their own, started here, so freezing the replica leaves the
+ * shared test Redis alone.
+ */
+describe('ingress with redis.wait_replicas', () => {
+  let primary: LocalRedis;
+  let replica: LocalRedis;
+  let onReplica: Redis;
+  let emulator: TelegramEmulator;
+  let install: TestInstall;
+  let polled: BotIdentity;
+  const secret = webhookSecret();
+
+  beforeAll(async () => {
+    primary = await startRedisServer();
+    replica = await startRedisServer();
+    onReplica = createRedis(replica.url, { connectionName: 'test-replica-read' }) as Redis;
+    if (!(await waitForRedis(onReplica))) throw new Error('the replica does not answer');
+    await onReplica.replicaof('127.0.0.1', Number(new URL(primary.url).port));
+    await eventually(
+      async () => (await onReplica.info('replication')).includes('master_link_status:up'),
+      { timeoutMs: 10_000, what: 'the replica linked to its primary' },
+    );
+    emulator = await TelegramEmulator.start();
+    install = new TestInstall(
+      {
+        apiBase: emulator.apiRoot,
+        bots: [
+          {
+            id: 'shop',
+            mode: 'webhook',
+            token: emulator.addBot({ username: 'shop_bot' }).token,
+            username: 'shop_bot',
+            webhook: { url: 'https://relay.example/webhooks/telegram/shop', secret },
+          },
+          { id: 'sol', mode: 'polling', token: (polled = emulator.addBot()).token },
+        ],
+        routes: [{ name: 'site' }],
+        redis: { wait_replicas: 1, wait_timeout: '300ms' },
+      },
+      primary.url,
+    );
+    await install.ready();
+  });
+  afterAll(async () => {
+    if (replica?.pid) process.kill(replica.pid, 'SIGCONT');
+    await install?.cleanup();
+    onReplica?.disconnect();
+    await replica?.stop();
+    await primary?.stop();
+    await emulator?.stop();
+  });
+
+  const postUpdate = (ingress: IngressInstance, updateId: number) =>
+    ingress.post(
+      '/webhooks/telegram/shop',
+      JSON.stringify({ update_id: updateId, message: { text: 'hi', chat: { id: 1 } } }),
+      { 'x-telegram-bot-api-secret-token': secret },
+    );
+
+  /** Whether the replica has the update's dedup bit: the enqueue script's first write. */
+  const onReplicaSeen = async (updateId: number) =>
+    (await onReplica.getbit(
+      install.keys.dedup('shop', Math.floor(updateId / DEDUP_BLOCK_BITS)),
+      updateId % DEDUP_BLOCK_BITS,
+    )) === 1;
+
+  it('answers 202 only once the replica holds the update', async () => {
+    const ingress = await install.start();
+    const answers = await Promise.all([1, 2, 3, 4, 5].map((id) => postUpdate(ingress, id)));
+    for (const [i, answer] of answers.entries()) {
+      expect(answer.status).toBe(202);
+      expect(answer.json).toEqual({ status: 'queued', deliveries: 1 });
+      // Read right after the answer, without waiting: the 202 came after WAIT.
+      expect(await onReplicaSeen(i + 1)).toBe(true);
+    }
+  });
+
+  it('answers 503 while the replica cannot confirm, and `duplicate` to the resend once it can', async () => {
+    const ingress = await install.start();
+    const pid = replica.pid as number;
+    process.kill(pid, 'SIGSTOP');
+    let frozen;
+    try {
+      frozen = await postUpdate(ingress, 100);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    expect(frozen.status).toBe(503);
+    expect(frozen.headers['retry-after']).toBeUndefined();
+    expect(frozen.json).toEqual({
+      error:
+        'Redis replicas did not confirm the update in time: stored on the primary only (Telegram retries)',
+    });
+    // The primary kept it: Telegram's resend is a duplicate, acknowledged once replicated.
+    const again = await eventually(
+      async () => {
+        const res = await postUpdate(ingress, 100);
+        return res.status === 202 ? res : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 100, what: '202 once the replica confirms' },
+    );
+    expect(again.json).toEqual({ status: 'duplicate', deliveries: 0 });
+    expect(await onReplicaSeen(100)).toBe(true);
+    // One delivery: the resend was not queued a second time.
+    const deliveries = await install.deliveriesOf('site');
+    expect(deliveries.filter((d) => d.updateId === 100)).toHaveLength(1);
+  });
+
+  it('confirms a polled batch to Telegram only once the replica holds it', async () => {
+    await install.start({ ingress: FAST_POLLING });
+    const first = emulator.message(polled.id, { chatId: 7, text: 'one' });
+    await eventually(() => emulator.pendingUpdates(polled.id).length === 0, {
+      what: 'the first update confirmed',
+    });
+    const pid = replica.pid as number;
+    process.kill(pid, 'SIGSTOP');
+    let secondId = 0;
+    try {
+      secondId = emulator.message(polled.id, { chatId: 7, text: 'two' }).update_id;
+      // Stored on the primary, and still not confirmed: the poller asks again from the
+      // same offset while the replica cannot acknowledge.
+      await eventually(
+        async () =>
+          emulator
+            .calls(polled.id, { method: 'getUpdates' })
+            .filter((call) => call.params.offset === secondId).length >= 2,
+        { timeoutMs: 10_000, what: 'getUpdates asked again from the same offset' },
+      );
+      expect(emulator.pendingUpdates(polled.id).map((u) => u.update_id)).toEqual([secondId]);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    await eventually(() => emulator.pendingUpdates(polled.id).length === 0, {
+      timeoutMs: 10_000,
+      what: 'the second update confirmed once the replica runs',
+    });
+    const deliveries = (await install.deliveriesOf('site')).filter((d) =>
+      [first.update_id, secondId].includes(d.updateId),
+    );
+    expect(deliveries.map((d) => d.updateId)).toEqual([first.update_id, secondId]);
+  });
+});

@@ -1,0 +1,137 @@
+import {
+  createRedis,
+  startRedisServer,
+  waitForRedis,
+  type LocalRedis,
+  type RedisClient,
+} from '@relaygram/queue';
+import { eventually } from '@relaygram/testing';
+import type { Redis } from 'ioredis';
+import {
+  ReplicaAckError,
+  ReplicaAcknowledger,
+  type ReplicaWaitSettings,
+} from './replica-acknowledger';
+
+/** Calls of WAIT the primary has run, from INFO commandstats. */
+async function waitCalls(redis: RedisClient): Promise<number> {
+  const stats = await (redis as Redis).info('commandstats');
+  return Number(/cmdstat_wait:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+}
+
+describe('ReplicaAcknowledger on a primary with a real replica', () => {
+  let primary: LocalRedis;
+  let replica: LocalRedis;
+  let writer: RedisClient;
+  let reader: RedisClient;
+  const settings: { current: ReplicaWaitSettings } = {
+    current: { replicas: 1, timeoutMs: 300 },
+  };
+
+  beforeAll(async () => {
+    primary = await startRedisServer();
+    replica = await startRedisServer();
+    writer = createRedis(primary.url, { connectionName: 'test-replica-ack' });
+    reader = createRedis(replica.url, { connectionName: 'test-replica-read' });
+    if (!(await waitForRedis(writer)) || !(await waitForRedis(reader))) {
+      throw new Error('no Redis answers');
+    }
+    const port = Number(new URL(primary.url).port);
+    await (reader as Redis).replicaof('127.0.0.1', port);
+    await eventually(
+      async () => (await (reader as Redis).info('replication')).includes('master_link_status:up'),
+      { timeoutMs: 10_000, what: 'the replica linked to its primary' },
+    );
+  });
+
+  afterAll(async () => {
+    if (replica?.pid) process.kill(replica.pid, 'SIGCONT');
+    writer?.disconnect();
+    reader?.disconnect();
+    await replica?.stop();
+    await primary?.stop();
+  });
+
+  beforeEach(() => {
+    settings.current = { replicas: 1, timeoutMs: 300 };
+  });
+
+  const acknowledger = () => new ReplicaAcknowledger(writer as Redis, () => settings.current);
+
+  it('resolves once the replica holds what the connection wrote before', async () => {
+    const ack = acknowledger();
+    await writer.set('ack:one', 'v1');
+    await ack.replicated();
+    // WAIT answered: the replica has applied the write, no polling needed.
+    expect(await reader.get('ack:one')).toBe('v1');
+  });
+
+  it('answers many callers with a few WAITs: those who ask while one waits go together', async () => {
+    const ack = acknowledger();
+    const before = await waitCalls(writer);
+    await Promise.all(
+      Array.from({ length: 200 }, async (_, i) => {
+        await writer.set(`ack:many:${i}`, String(i));
+        await ack.replicated();
+        expect(await reader.get(`ack:many:${i}`)).toBe(String(i));
+      }),
+    );
+    const calls = (await waitCalls(writer)) - before;
+    expect(calls).toBeGreaterThanOrEqual(1);
+    expect(calls).toBeLessThan(50);
+  });
+
+  it('sends no WAIT when no replica is asked for', async () => {
+    settings.current = { replicas: 0, timeoutMs: 300 };
+    const ack = acknowledger();
+    const before = await waitCalls(writer);
+    await writer.set('ack:off', 'v');
+    await ack.replicated();
+    expect(await waitCalls(writer)).toBe(before);
+    expect(ack.enabled).toBe(false);
+  });
+
+  it('rejects with how many confirmed when fewer replicas than asked exist', async () => {
+    settings.current = { replicas: 2, timeoutMs: 100 };
+    const ack = acknowledger();
+    await writer.set('ack:two', 'v');
+    const error = await ack.replicated().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ReplicaAckError);
+    expect(error).toMatchObject({ acknowledged: 1, wanted: 2, timeoutMs: 100 });
+    expect((error as Error).message).toBe('1 of 2 Redis replicas acknowledged within 100 ms');
+  });
+
+  it('rejects every waiting caller after the timeout while the replica is frozen, and resolves again once it runs', async () => {
+    const ack = acknowledger();
+    const before = await waitCalls(writer);
+    process.kill(replica.pid as number, 'SIGSTOP');
+    try {
+      const outcomes = await Promise.all(
+        Array.from({ length: 5 }, async (_, i) => {
+          await writer.set(`ack:frozen:${i}`, 'v');
+          return ack.replicated().then(
+            () => 'resolved',
+            (e: unknown) => e,
+          );
+        }),
+      );
+      for (const outcome of outcomes) {
+        expect(outcome).toBeInstanceOf(ReplicaAckError);
+        expect(outcome).toMatchObject({ acknowledged: 0, wanted: 1 });
+      }
+    } finally {
+      process.kill(replica.pid as number, 'SIGCONT');
+    }
+    // One group or two, each held for the timeout: never one wait per caller.
+    expect((await waitCalls(writer)) - before).toBeLessThanOrEqual(2);
+    await writer.set('ack:thawed', 'v');
+    await eventually(
+      async () => {
+        await ack.replicated();
+        return true;
+      },
+      { timeoutMs: 10_000, retryErrors: true, what: 'the thawed replica confirming' },
+    );
+    expect(await reader.get('ack:thawed')).toBe('v');
+  });
+});
