@@ -1,8 +1,13 @@
 import { DEDUP_BLOCK_BITS } from '@relaygram/contracts';
-import { createRedis, startRedisServer, waitForRedis, type LocalRedis } from '@relaygram/queue';
+import { startRedisServer } from '@relaygram/queue';
 import type { IngressOptionsInput } from '@relaygram/ingress';
-import { TelegramEmulator, eventually, type BotIdentity } from '@relaygram/testing';
-import type { Redis } from 'ioredis';
+import {
+  TelegramEmulator,
+  eventually,
+  replicatedRedis,
+  type BotIdentity,
+  type ReplicatedRedis,
+} from '@relaygram/testing';
 import { TestInstall, webhookSecret, type IngressInstance } from './support/test-install';
 
 const FAST_POLLING: IngressOptionsInput = {
@@ -17,24 +22,14 @@ const FAST_POLLING: IngressOptionsInput = {
  * shared test Redis alone.
  */
 describe('ingress with redis.wait_replicas', () => {
-  let primary: LocalRedis;
-  let replica: LocalRedis;
-  let onReplica: Redis;
+  let redis: ReplicatedRedis;
   let emulator: TelegramEmulator;
   let install: TestInstall;
   let polled: BotIdentity;
   const secret = webhookSecret();
 
   beforeAll(async () => {
-    primary = await startRedisServer();
-    replica = await startRedisServer();
-    onReplica = createRedis(replica.url, { connectionName: 'test-replica-read' }) as Redis;
-    if (!(await waitForRedis(onReplica))) throw new Error('the replica does not answer');
-    await onReplica.replicaof('127.0.0.1', Number(new URL(primary.url).port));
-    await eventually(
-      async () => (await onReplica.info('replication')).includes('master_link_status:up'),
-      { timeoutMs: 10_000, what: 'the replica linked to its primary' },
-    );
+    redis = await replicatedRedis(() => startRedisServer());
     emulator = await TelegramEmulator.start();
     install = new TestInstall(
       {
@@ -52,16 +47,13 @@ describe('ingress with redis.wait_replicas', () => {
         routes: [{ name: 'site' }],
         redis: { wait_replicas: 1, wait_timeout: '300ms' },
       },
-      primary.url,
+      redis.primary.url,
     );
     await install.ready();
   });
   afterAll(async () => {
-    if (replica?.pid) process.kill(replica.pid, 'SIGCONT');
     await install?.cleanup();
-    onReplica?.disconnect();
-    await replica?.stop();
-    await primary?.stop();
+    await redis?.stop();
     await emulator?.stop();
   });
 
@@ -74,7 +66,7 @@ describe('ingress with redis.wait_replicas', () => {
 
   /** Whether the replica has the update's dedup bit: the enqueue script's first write. */
   const onReplicaSeen = async (updateId: number) =>
-    (await onReplica.getbit(
+    (await redis.onReplica.getbit(
       install.keys.dedup('shop', Math.floor(updateId / DEDUP_BLOCK_BITS)),
       updateId % DEDUP_BLOCK_BITS,
     )) === 1;
@@ -92,13 +84,12 @@ describe('ingress with redis.wait_replicas', () => {
 
   it('answers 503 while the replica cannot confirm, and `duplicate` to the resend once it can', async () => {
     const ingress = await install.start();
-    const pid = replica.pid as number;
-    process.kill(pid, 'SIGSTOP');
+    redis.freezeReplica();
     let frozen;
     try {
       frozen = await postUpdate(ingress, 100);
     } finally {
-      process.kill(pid, 'SIGCONT');
+      redis.thawReplica();
     }
     expect(frozen.status).toBe(503);
     expect(frozen.headers['retry-after']).toBeUndefined();
@@ -127,8 +118,7 @@ describe('ingress with redis.wait_replicas', () => {
     await eventually(() => emulator.pendingUpdates(polled.id).length === 0, {
       what: 'the first update confirmed',
     });
-    const pid = replica.pid as number;
-    process.kill(pid, 'SIGSTOP');
+    redis.freezeReplica();
     let secondId = 0;
     try {
       secondId = emulator.message(polled.id, { chatId: 7, text: 'two' }).update_id;
@@ -143,7 +133,7 @@ describe('ingress with redis.wait_replicas', () => {
       );
       expect(emulator.pendingUpdates(polled.id).map((u) => u.update_id)).toEqual([secondId]);
     } finally {
-      process.kill(pid, 'SIGCONT');
+      redis.thawReplica();
     }
     await eventually(() => emulator.pendingUpdates(polled.id).length === 0, {
       timeoutMs: 10_000,

@@ -60,6 +60,7 @@ export {
 } from './browser/headless-chromium';
 export { eventually, type EventuallyOptions } from './eventually';
 export { deleteKeys, keysMatching, redisUrl } from './redis/test-redis';
+export { replicatedRedis, type ReplicatedRedis, type StartedRedis } from './redis/replicated-redis';
 export { thrownBy } from './thrown-by';
 export { pngHead } from './png-head';
 export { workspaceRoot } from './process/workspace-root';

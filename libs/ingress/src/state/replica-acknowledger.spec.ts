@@ -1,11 +1,5 @@
-import {
-  createRedis,
-  startRedisServer,
-  waitForRedis,
-  type LocalRedis,
-  type RedisClient,
-} from '@relaygram/queue';
-import { eventually } from '@relaygram/testing';
+import { createRedis, startRedisServer, waitForRedis, type RedisClient } from '@relaygram/queue';
+import { eventually, replicatedRedis, type ReplicatedRedis } from '@relaygram/testing';
 import type { Redis } from 'ioredis';
 import {
   ReplicaAckError,
@@ -20,36 +14,23 @@ async function waitCalls(redis: RedisClient): Promise<number> {
 }
 
 describe('ReplicaAcknowledger on a primary with a real replica', () => {
-  let primary: LocalRedis;
-  let replica: LocalRedis;
+  let redis: ReplicatedRedis;
   let writer: RedisClient;
-  let reader: RedisClient;
+  let reader: Redis;
   const settings: { current: ReplicaWaitSettings } = {
     current: { replicas: 1, timeoutMs: 300 },
   };
 
   beforeAll(async () => {
-    primary = await startRedisServer();
-    replica = await startRedisServer();
-    writer = createRedis(primary.url, { connectionName: 'test-replica-ack' });
-    reader = createRedis(replica.url, { connectionName: 'test-replica-read' });
-    if (!(await waitForRedis(writer)) || !(await waitForRedis(reader))) {
-      throw new Error('no Redis answers');
-    }
-    const port = Number(new URL(primary.url).port);
-    await (reader as Redis).replicaof('127.0.0.1', port);
-    await eventually(
-      async () => (await (reader as Redis).info('replication')).includes('master_link_status:up'),
-      { timeoutMs: 10_000, what: 'the replica linked to its primary' },
-    );
+    redis = await replicatedRedis(() => startRedisServer());
+    writer = createRedis(redis.primary.url, { connectionName: 'test-replica-ack' });
+    if (!(await waitForRedis(writer))) throw new Error('no Redis answers');
+    reader = redis.onReplica;
   });
 
   afterAll(async () => {
-    if (replica?.pid) process.kill(replica.pid, 'SIGCONT');
     writer?.disconnect();
-    reader?.disconnect();
-    await replica?.stop();
-    await primary?.stop();
+    await redis?.stop();
   });
 
   beforeEach(() => {
@@ -104,7 +85,7 @@ describe('ReplicaAcknowledger on a primary with a real replica', () => {
   it('rejects every waiting caller after the timeout while the replica is frozen, and resolves again once it runs', async () => {
     const ack = acknowledger();
     const before = await waitCalls(writer);
-    process.kill(replica.pid as number, 'SIGSTOP');
+    redis.freezeReplica();
     try {
       const outcomes = await Promise.all(
         Array.from({ length: 5 }, async (_, i) => {
@@ -120,7 +101,7 @@ describe('ReplicaAcknowledger on a primary with a real replica', () => {
         expect(outcome).toMatchObject({ acknowledged: 0, wanted: 1 });
       }
     } finally {
-      process.kill(replica.pid as number, 'SIGCONT');
+      redis.thawReplica();
     }
     // One group or two, each held for the timeout: never one wait per caller.
     expect((await waitCalls(writer)) - before).toBeLessThanOrEqual(2);
