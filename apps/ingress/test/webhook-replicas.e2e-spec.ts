@@ -93,6 +93,13 @@ describe('ingress with redis.wait_replicas', () => {
     }
     expect(frozen.status).toBe(503);
     expect(frozen.headers['retry-after']).toBeUndefined();
+    const failing = await ingress.healthz();
+    expect((failing.body as unknown as Record<string, unknown>).replicas).toEqual({
+      wait_replicas: 1,
+      confirming: false,
+      failing_since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      problem: '0 of 1 Redis replicas acknowledged within 300 ms',
+    });
     expect(frozen.json).toEqual({
       error:
         'Redis replicas did not confirm the update in time: stored on the primary only (Telegram retries)',
@@ -106,6 +113,11 @@ describe('ingress with redis.wait_replicas', () => {
       { timeoutMs: 10_000, intervalMs: 100, what: '202 once the replica confirms' },
     );
     expect(again.json).toEqual({ status: 'duplicate', deliveries: 0 });
+    const confirming = await ingress.healthz();
+    expect((confirming.body as unknown as Record<string, unknown>).replicas).toEqual({
+      wait_replicas: 1,
+      confirming: true,
+    });
     expect(await onReplicaSeen(100)).toBe(true);
     // One delivery: the resend was not queued a second time.
     const deliveries = await install.deliveriesOf('site');

@@ -4,6 +4,7 @@ import { HealthRegistry, RelaygramMetrics, type BotHealth } from '@relaygram/obs
 import { IngressBots } from '../bots/ingress-bots';
 import { PollingAdapter } from '../polling/polling-adapter';
 import { IngressStore } from '../state/ingress-store';
+import { ReplicaAcknowledger } from '../state/replica-acknowledger';
 import { pollingBotHealth, webhookBotHealth, type StoredBotState } from './bot-health-assessment';
 
 /**
@@ -20,10 +21,12 @@ export class IngressBotHealth implements OnModuleInit {
     private readonly polling: PollingAdapter,
     private readonly store: IngressStore,
     private readonly metrics: RelaygramMetrics,
+    private readonly replicas: ReplicaAcknowledger,
   ) {}
 
   onModuleInit(): void {
     this.registry.addBotHealthSource(Feature.Ingress, () => this.report());
+    this.registry.addSummarySource('replicas', () => this.replicaSummary());
     // A standby replica is as ready as the polling one: readiness only lists who polls here.
     this.registry.addReadinessCheck('pollers', () => ({
       ready: true,
@@ -34,6 +37,24 @@ export class IngressBotHealth implements OnModuleInit {
           .map((p) => p.bot),
       },
     }));
+  }
+
+  /**
+   * With `redis.wait_replicas`: whether replicas confirm what this replica accepts. While
+   * they do not, its webhooks answer 503 and its poller does not confirm batches.
+   */
+  replicaSummary(): Record<string, unknown> {
+    if (!this.replicas.enabled) return {};
+    const state = this.replicas.state();
+    return {
+      replicas: {
+        wait_replicas: state.replicas,
+        confirming: state.confirming,
+        ...(state.failingSince === undefined
+          ? {}
+          : { failing_since: new Date(state.failingSince).toISOString(), problem: state.problem }),
+      },
+    };
   }
 
   async report(): Promise<BotHealth[]> {

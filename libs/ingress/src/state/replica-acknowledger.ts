@@ -22,6 +22,16 @@ export class ReplicaAckError extends Error {
   }
 }
 
+/** Whether replicas confirm what this process accepts, for /healthz. */
+export interface ReplicaAckState {
+  readonly replicas: number;
+  /** False since the last WAIT that fell short (or failed), until one that did not. */
+  readonly confirming: boolean;
+  /** When the WAITs started falling short (ms). */
+  readonly failingSince?: number;
+  readonly problem?: string;
+}
+
 interface Waiter {
   resolve(): void;
   reject(error: unknown): void;
@@ -40,6 +50,8 @@ interface Waiter {
 export class ReplicaAcknowledger {
   #next: Waiter[] = [];
   #waiting = false;
+  #failingSince: number | undefined;
+  #problem: string | undefined;
 
   constructor(
     private readonly redis: WaitingClient,
@@ -48,6 +60,17 @@ export class ReplicaAcknowledger {
 
   get enabled(): boolean {
     return this.settings().replicas > 0;
+  }
+
+  state(): ReplicaAckState {
+    const { replicas } = this.settings();
+    if (this.#failingSince === undefined) return { replicas, confirming: true };
+    return {
+      replicas,
+      confirming: false,
+      failingSince: this.#failingSince,
+      problem: this.#problem,
+    };
   }
 
   /**
@@ -82,6 +105,13 @@ export class ReplicaAcknowledger {
 
   #settle(group: Waiter[], error: unknown): void {
     this.#waiting = false;
+    if (error === undefined) {
+      this.#failingSince = undefined;
+      this.#problem = undefined;
+    } else {
+      this.#failingSince ??= Date.now();
+      this.#problem = error instanceof Error ? error.message : String(error);
+    }
     if (this.#next.length > 0) this.#send();
     for (const waiter of group) {
       if (error === undefined) waiter.resolve();

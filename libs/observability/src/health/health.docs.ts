@@ -75,6 +75,18 @@ const HEALTHZ: JsonSchema = {
       description: 'Every push route; left out when Redis does not answer',
     },
     error: { type: 'string' },
+    replicas: {
+      type: 'object',
+      description:
+        'Ingress with `redis.wait_replicas`: whether Redis replicas confirm the updates this process accepts (while not, webhooks answer 503)',
+      required: ['wait_replicas', 'confirming'],
+      properties: {
+        wait_replicas: { type: 'integer' },
+        confirming: { type: 'boolean' },
+        failing_since: { type: 'string', format: 'date-time' },
+        problem: { type: 'string' },
+      },
+    },
   },
   // Features add fields of their own (the gateway's clients); they never replace these.
   additionalProperties: true,
