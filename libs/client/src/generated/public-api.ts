@@ -802,6 +802,14 @@ export interface operations {
               } | null;
             }[];
             error?: string;
+            /** @description Ingress with `redis.wait_replicas`: whether Redis replicas confirm the updates this process accepts (while not, webhooks answer 503) */
+            replicas?: {
+              wait_replicas: number;
+              confirming: boolean;
+              /** Format: date-time */
+              failing_since?: string;
+              problem?: string;
+            };
           } & {
             [key: string]: unknown;
           };
@@ -867,6 +875,14 @@ export interface operations {
               } | null;
             }[];
             error?: string;
+            /** @description Ingress with `redis.wait_replicas`: whether Redis replicas confirm the updates this process accepts (while not, webhooks answer 503) */
+            replicas?: {
+              wait_replicas: number;
+              confirming: boolean;
+              /** Format: date-time */
+              failing_since?: string;
+              problem?: string;
+            };
           } & {
             [key: string]: unknown;
           };
@@ -962,7 +978,7 @@ export interface operations {
           };
         };
       };
-      /** @description Redis failed: the update was not stored */
+      /** @description Redis failed: the update was not stored (or, with `redis.wait_replicas`, its replicas did not confirm it in time) */
       503: {
         headers: {
           [name: string]: unknown;
@@ -1060,7 +1076,7 @@ export interface operations {
           };
         };
       };
-      /** @description Redis failed: the update was not stored */
+      /** @description Redis failed: the update was not stored (or, with `redis.wait_replicas`, its replicas did not confirm it in time) */
       503: {
         headers: {
           [name: string]: unknown;
