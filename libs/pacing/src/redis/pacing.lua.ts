@@ -5,7 +5,8 @@
  * prefix is a hash tag (`{relaygram}`; see createRedis), so every key of an install,
  * of whatever bot, hashes to one slot: that is what makes a script touching several
  * keys legal there, and it is why one batch may hold reservations of several bots.
- * Every key a script touches is in its KEYS.
+ * The batch script builds its chat and group keys from a declared key of the same bot
+ * (see ACQUIRE_LUA); every other script's keys are all in its KEYS.
  *
  * They mirror budget/budget-math.ts line for line: the local fallback and the unit
  * tests use that file, and redis-budget.spec.ts checks the two decide alike.
@@ -28,12 +29,17 @@ end
  * each chat and the calendar once at its end: a busy moment's reservations cost a few
  * commands, not five to seven each.
  *
- * KEYS: pauses and bins of bot 1, of bot 2..., then per reservation in order its chat
- * key (when it names a chat) and its group key (when the chat is a group).
+ * KEYS: pauses and bins of bot 1, of bot 2... A chat's and a group's keys are built
+ * here from the bot's pauses key (`<bot's keys>pauses` gives `<bot's keys>chat:<chat>`
+ * and `<bot's keys>group:<chat>`, as OutboundKeys names them): they carry its hash tag,
+ * so they are in the slot of the keys declared. One argument per reservation instead
+ * of four values and one or two keys: ioredis's cost of a call grows with its
+ * arguments, and it is paid on the gateway's busiest path.
  * ARGV: bots, sections, then per section (a bot and its parameters) 11 values: bot
  * index, now ('' for TIME), max_wait, transit, chat_interval, chat_burst, group_limit,
- * group_window, bin_width, bin_capacity, ring_size; then per reservation 4: section
- * index, cost, kind ('' no chat, 'p' private, 'g' group or channel), chat member.
+ * group_window, bin_width, bin_capacity, ring_size; then one per reservation,
+ * `<section index>:<cost>:<kind><chat>`, kind one character: '-' no chat (and no
+ * chat after it), 'p' private, 'g' group or channel.
  * Returns two integers per reservation: a code and a time (ms). Code 0 to 4: it may go
  * in that time, having waited for nothing, a pause, its chat, its group or the bot;
  * -1 to -4: refused for that budget, retry in that time. An error's text instead of
@@ -204,24 +210,26 @@ local function reserve(sec, cost, kind, chat, chat_key, group_key)
   return binding, math.ceil(slot - now)
 end
 
+local bases = {}
+for b = 1, bots do
+  local pauses = KEYS[2 * b - 1]
+  bases[b] = string.sub(pauses, 1, #pauses - #'pauses')
+end
+
 local out = {}
-local k = 2 * bots + 1
 local n = 0
-while a <= #ARGV do
-  local sec = sections[tonumber(ARGV[a])]
-  local cost = tonumber(ARGV[a + 1])
-  local kind = ARGV[a + 2]
-  local chat = ARGV[a + 3]
-  a = a + 4
+for i = a, #ARGV do
+  local arg = ARGV[i]
+  local c1 = string.find(arg, ':', 1, true)
+  local c2 = string.find(arg, ':', c1 + 1, true)
+  local sec = sections[tonumber(string.sub(arg, 1, c1 - 1))]
+  local cost = tonumber(string.sub(arg, c1 + 1, c2 - 1))
+  local kind = string.sub(arg, c2 + 1, c2 + 1)
+  local chat = string.sub(arg, c2 + 2)
   local chat_key, group_key
-  if kind ~= '' then
-    chat_key = KEYS[k]
-    k = k + 1
-    if kind == 'g' then
-      group_key = KEYS[k]
-      k = k + 1
-      if sec.group_limit <= 0 then group_key = nil end
-    end
+  if kind ~= '-' then
+    chat_key = bases[sec.bot] .. 'chat:' .. chat
+    if kind == 'g' and sec.group_limit > 0 then group_key = bases[sec.bot] .. 'group:' .. chat end
   end
   local ok, code, ms = pcall(reserve, sec, cost, kind, chat, chat_key, group_key)
   if not ok then

@@ -16,24 +16,20 @@ const to = (key: string, kind: 'private' | 'group', cost = 1): CallPlan => ({
 });
 
 describe('ReservationBatches', () => {
-  it("names each bot's pauses and calendar once, then each reservation's chat and group keys in order", () => {
+  it("names each bot's pauses and calendar once, then one argument per reservation", () => {
     const command = new ReservationBatches(keys).command([
       { botId: 'a', plan: to('1', 'private'), params: p, now: undefined },
       { botId: 'b', plan: to('-5', 'group', 3), params: p, now: undefined },
       { botId: 'a', plan: { paced: true, cost: 1 }, params: p, now: undefined },
-      { botId: 'a', plan: to('1', 'private'), params: other, now: undefined },
+      { botId: 'a', plan: to('@news', 'group'), params: other, now: undefined },
     ]);
     expect(command.keys).toEqual([
       keys.pauses('a'),
       keys.bins('a'),
       keys.pauses('b'),
       keys.bins('b'),
-      keys.chat('a', '1'),
-      keys.chat('b', '-5'),
-      keys.group('b', '-5'),
-      keys.chat('a', '1'),
     ]);
-    expect(command.numKeys).toBe(8);
+    expect(command.numKeys).toBe(4);
     // Every key of an install shares its hash tag, so one batch is legal on a cluster.
     expect(command.keys.every((key) => key.startsWith('{rg}:'))).toBe(true);
     expect(command.argv).toEqual([
@@ -49,11 +45,11 @@ describe('ReservationBatches', () => {
       '1',
       '',
       ...budgetParamsArgs(other),
-      // reservations: section, cost, kind, chat
-      ...['1', '1', 'p', '1'],
-      ...['2', '3', 'g', '-5'],
-      ...['1', '1', '', ''],
-      ...['3', '1', 'p', '1'],
+      // reservations: section:cost:kind and chat
+      '1:1:p1',
+      '2:3:g-5',
+      '1:1:-',
+      '3:1:g@news',
     ]);
   });
 
@@ -64,11 +60,16 @@ describe('ReservationBatches', () => {
       { botId: 'a', plan: to('1', 'private'), params: p, now: 1_000 },
     ]);
     expect(command.argv.slice(0, 2)).toEqual(['1', '2']);
-    expect(command.argv.slice(2 + 22)).toEqual([
-      ...['1', '1', 'p', '1'],
-      ...['2', '1', 'p', '1'],
-      ...['1', '1', 'p', '1'],
-    ]);
+    expect(command.argv.slice(2 + 22)).toEqual(['1:1:p1', '2:1:p1', '1:1:p1']);
+  });
+
+  it("names a chat's and a group's keys as the script builds them from the bot's pauses key", () => {
+    // ACQUIRE_LUA: `<bot's keys>pauses` -> `<bot's keys>chat:<chat>`, `<bot's keys>group:<chat>`.
+    for (const bot of ['a', 'shop-bot', 'bot_2']) {
+      const base = keys.pauses(bot).slice(0, -'pauses'.length);
+      expect(keys.chat(bot, '-100123')).toBe(`${base}chat:-100123`);
+      expect(keys.group(bot, '@news')).toBe(`${base}group:@news`);
+    }
   });
 });
 

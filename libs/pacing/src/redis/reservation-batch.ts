@@ -44,10 +44,9 @@ export class ReservationBatches {
 
   command(asks: readonly ReservationAsk[]): BatchCommand {
     const botIndex = new Map<string, number>();
-    const botKeys: string[] = [];
+    const keys: string[] = [];
     const sections: string[] = [];
     const sectionOf = new Map<BudgetParams, { bot: number; now: string; index: number }[]>();
-    const chatKeys: string[] = [];
     const calls: string[] = [];
     for (const ask of asks) {
       let bot = botIndex.get(ask.botId);
@@ -55,7 +54,7 @@ export class ReservationBatches {
         bot = botIndex.size + 1;
         botIndex.set(ask.botId, bot);
         const [pauses, bins] = this.#keysOf(ask.botId);
-        botKeys.push(pauses, bins);
+        keys.push(pauses, bins);
       }
       const now = ask.now === undefined ? '' : String(ask.now);
       let known = sectionOf.get(ask.params);
@@ -67,14 +66,9 @@ export class ReservationBatches {
         sections.push(String(bot), now, ...this.#argsOf(ask.params));
       }
       const chat = ask.plan.chat;
-      const kind = chat ? (chat.kind === 'group' ? 'g' : 'p') : '';
-      calls.push(String(section.index), String(ask.plan.cost), kind, chat?.key ?? '');
-      if (chat) {
-        chatKeys.push(this.keys.chat(ask.botId, chat.key));
-        if (chat.kind === 'group') chatKeys.push(this.keys.group(ask.botId, chat.key));
-      }
+      const kind = chat ? (chat.kind === 'group' ? 'g' : 'p') : '-';
+      calls.push(`${section.index}:${ask.plan.cost}:${kind}${chat?.key ?? ''}`);
     }
-    const keys = botKeys.concat(chatKeys);
     return {
       numKeys: keys.length,
       keys,
