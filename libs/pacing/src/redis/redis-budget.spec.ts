@@ -9,7 +9,7 @@ import { budgetParams, type BudgetParams } from '../budget/budget-params';
 import type { CallPlan } from '../budget/call-plan';
 import { LocalBudget } from '../budget/local-budget';
 import { RedisBudget, type SharedDecision } from './redis-budget';
-import { MAX_BATCH } from './reservation-batcher';
+import { BUSY_GAP_MS, MAX_BATCH } from './reservation-batcher';
 
 const T0 = 1_700_000_000_000;
 
@@ -161,6 +161,7 @@ describe('the pacing script in Redis', () => {
     const client = await connect(name);
     clients.push(client);
     const counts = { scripts: 0, pipelines: 0 };
+    const sentAt: number[] = [];
     const original = client.pipeline.bind(client);
     client.pipeline = ((...args: Parameters<typeof original>) => {
       counts.pipelines++;
@@ -172,9 +173,10 @@ describe('the pacing script in Redis', () => {
     const script = scripts.rgOutboundAcquireBatch as ScriptCall;
     scripts.rgOutboundAcquireBatch = function (this: unknown, ...args: unknown[]) {
       counts.scripts++;
+      sentAt.push(performance.now());
       return script.apply(this, args);
     };
-    return { client, shared, counts };
+    return { client, shared, counts, sentAt };
   }
 
   it('sends the reservations of a busy moment as one script call, each decided in order', async () => {
@@ -217,6 +219,25 @@ describe('the pacing script in Redis', () => {
     expect(await sentByTurnEnd).toBe(2);
     await next;
     expect(counts.scripts).toBe(3);
+  });
+
+  it('while busy, sends a batch no sooner than BUSY_GAP_MS after the one before', async () => {
+    const { shared, counts, sentAt } = await countingClient('gap');
+    const p = params({ perSecond: 100_000, perChatPerSecond: 100_000, chatBurst: 100_000 });
+    // A busy process: every turn asks for several, for 30 turns.
+    const asked: Promise<unknown>[] = [];
+    for (let turn = 0; turn < 30; turn++) {
+      for (let i = 0; i < 5; i++) asked.push(shared.reserve('bot', plan(i + 1), p));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all(asked);
+    // Busy from the first batch on (it held five): the batches after it were held back
+    // for the gap. Timers run on the loop's millisecond clock, so one interval may come
+    // out a little short; their median may not.
+    expect(counts.scripts).toBeLessThan(30);
+    const gaps = sentAt.slice(1).map((at, i) => at - (sentAt[i] as number));
+    gaps.sort((a, b) => a - b);
+    expect(gaps[Math.floor(gaps.length / 2)]).toBeGreaterThanOrEqual(BUSY_GAP_MS * 0.9);
   });
 
   it('splits a very large moment into script calls of at most MAX_BATCH, sent as one pipeline', async () => {
