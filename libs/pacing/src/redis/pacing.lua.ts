@@ -133,7 +133,7 @@ local function chat_state(key)
   return state
 end
 
-local function reserve(sec, cost, kind, chat, chat_key, group_key)
+local function reserve(sec, cost, chat, chat_key, group_key)
   local now = sec.now
   local earliest, binding = now, 0
   local bot_end, chat_end = pause_ends(sec.bot, chat)
@@ -231,7 +231,7 @@ for i = a, #ARGV do
     chat_key = bases[sec.bot] .. 'chat:' .. chat
     if kind == 'g' and sec.group_limit > 0 then group_key = bases[sec.bot] .. 'group:' .. chat end
   end
-  local ok, code, ms = pcall(reserve, sec, cost, kind, chat, chat_key, group_key)
+  local ok, code, ms = pcall(reserve, sec, cost, chat, chat_key, group_key)
   if not ok then
     code = type(code) == 'table' and code.err or tostring(code)
     ms = 0
