@@ -29,9 +29,9 @@ export const MAX_BATCH = 100;
  * While busy, a batch leaves at least this long after the one before it. Each script
  * call costs this process a socket write and a read, and on a virtual machine a write
  * that wakes Redis costs more than the reservations it carries: under a load of
- * thousands of calls a second, one batch a millisecond carries several times more of
- * them than one per round trip. A call waits at most this much more; one at a time,
- * the batcher is not busy and sends at once.
+ * thousands of calls a second, batches held for the gap carry more of them (about 17
+ * against 11 in the bench's gateway section). A call waits at most this much more;
+ * one at a time, the batcher is not busy and sends at once.
  */
 export const BUSY_GAP_MS = 1;
 
