@@ -1,3 +1,5 @@
+import { isUtf8 } from 'node:buffer';
+
 /** A value a script takes in ARGV. */
 export type ScriptArg = string | Buffer | number;
 
@@ -70,9 +72,9 @@ export function scriptLayout<const K extends string, const A extends string>(spe
       if (prefix) for (const key of prefix.keys) out.push(key);
       for (const name of spec.keys) out.push(values[name]);
       if (tail?.keys) for (const key of tail.keys) out.push(key);
-      if (prefix) for (const arg of prefix.args) out.push(arg);
-      for (const name of spec.args) out.push(values[name]);
-      if (tail?.args) for (const arg of tail.args) out.push(arg);
+      if (prefix) for (const arg of prefix.args) out.push(wireArg(arg));
+      for (const name of spec.args) out.push(wireArg(values[name]));
+      if (tail?.args) for (const arg of tail.args) out.push(wireArg(arg));
       return out;
     },
     prefix(values) {
@@ -82,6 +84,17 @@ export function scriptLayout<const K extends string, const A extends string>(spe
       };
     },
   };
+}
+
+/**
+ * A Buffer of valid UTF-8 goes to Redis as the string it decodes to: the same bytes on
+ * the wire, but one Buffer among a call's arguments sends ioredis's whole command through
+ * its slower mixed-buffers path (about twice the client CPU for a lane script's fifty
+ * arguments, tools/bench/README.md). Anything else (an answer's bytes cut mid-character,
+ * binary) stays a Buffer.
+ */
+export function wireArg(arg: ScriptArg): ScriptArg {
+  return Buffer.isBuffer(arg) && isUtf8(arg) ? arg.toString('utf8') : arg;
 }
 
 /** A reply value as text (scripts called through `...Buffer` commands answer Buffers). */
