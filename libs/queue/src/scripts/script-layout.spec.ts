@@ -48,7 +48,8 @@ describe('scriptLayout.encode on a real Redis', () => {
         args: [bytes],
       },
     );
-    const reply = (await f.redis.evalBuffer(
+    const reply = (await f.redis.callBuffer(
+      'EVAL',
       'return {ARGV[1], ARGV[2], ARGV[3]}',
       ...call,
     )) as Buffer[];
