@@ -1,6 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, connect } from 'node:net';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { processAlive } from './process-alive';
 
@@ -90,7 +99,7 @@ export function freePort(): Promise<number> {
 /**
  * Starts redis-server as a child of this process on loopback. With `dataDir` it keeps
  * an AOF (appendfsync everysec) there, so a crash of this process loses nothing Redis
- * acknowledged; without it the server keeps nothing on disk.
+ * acknowledged; without it the server keeps nothing once it has exited.
  */
 export async function startRedisServer(options: StartRedisOptions = {}): Promise<LocalRedis> {
   const binary = findRedisServer();
@@ -102,6 +111,7 @@ export async function startRedisServer(options: StartRedisOptions = {}): Promise
     if (orphan) return orphan;
   }
   const port = options.port ?? (await freePort());
+  let scratch: string | undefined;
   const args = [
     '--bind',
     '127.0.0.1',
@@ -117,7 +127,13 @@ export async function startRedisServer(options: StartRedisOptions = {}): Promise
     args.push('--dir', options.dataDir, '--appendonly', 'yes', '--appendfsync', 'everysec');
     args.push('--pidfile', join(options.dataDir, PIDFILE));
   } else {
-    args.push('--appendonly', 'no');
+    // As a replica (tests link two) it writes the primary's snapshot into its `dir`
+    // before loading it: a scratch directory of its own, removed once it exits, not
+    // the working directory. Syncs go at once (a disk-less sync waits 5 s by default
+    // for more replicas to share it).
+    scratch = mkdtempSync(join(tmpdir(), 'relaygram-redis-'));
+    args.push('--dir', scratch, '--appendonly', 'no');
+    args.push('--repl-diskless-sync', 'yes', '--repl-diskless-sync-delay', '0');
   }
   args.push('--maxmemory-policy', 'noeviction');
   const child: ChildProcess = spawn(binary, args, {
@@ -130,7 +146,12 @@ export async function startRedisServer(options: StartRedisOptions = {}): Promise
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString('utf8')).slice(-2000);
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      if (scratch) rmSync(scratch, { recursive: true, force: true });
+      resolve();
+    }),
+  );
   const killOnExit = () => child.kill('SIGTERM');
   if (options.stopOnExit) {
     process.once('exit', killOnExit);
