@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 
 /** A secret or a presented credential: strings are compared as their UTF-8 bytes. */
 export type SecretInput = string | Buffer;
@@ -6,8 +6,9 @@ export type SecretInput = string | Buffer;
 /** Returns the index of the matching secret; -1 when none matches. */
 export type SecretMatcher = (candidate: SecretInput | undefined) => number;
 
+/** One-shot `hash` costs about half of a Hash object's update and digest, on every call. */
 function sha256(value: SecretInput): Buffer {
-  return createHash('sha256').update(value).digest();
+  return hash('sha256', value, 'buffer');
 }
 
 function isEmpty(value: SecretInput): boolean {
