@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { replicatedRedis, type ReplicatedRedis } from '@relaygram/testing';
 import { redisAnswers, startRedisServer } from './local-redis';
 import { processAlive } from './process-alive';
 
@@ -46,39 +46,23 @@ describe('startRedisServer without a data directory', () => {
   it('leaves nothing on disk, even as a replica taking a full sync', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'relaygram-local-redis-cwd-'));
     const home = process.cwd();
-    let primary: Awaited<ReturnType<typeof startRedisServer>> | undefined;
-    let replica: Awaited<ReturnType<typeof startRedisServer>> | undefined;
-    const clients: Redis[] = [];
+    let linked: ReplicatedRedis | undefined;
     try {
+      // Started from `dir`: a server that wrote in its working directory would write here.
       process.chdir(dir);
       try {
-        primary = await startRedisServer();
-        replica = await startRedisServer();
+        linked = await replicatedRedis(() => startRedisServer());
       } finally {
         process.chdir(home);
       }
-      const onPrimary = new Redis(primary.url);
-      const onReplica = new Redis(replica.url);
-      clients.push(onPrimary, onReplica);
-      await onPrimary.set('synced', 'yes');
-      await onReplica.replicaof('127.0.0.1', Number(new URL(primary.url).port));
-      const deadline = Date.now() + 10_000;
-      while ((await onReplica.get('synced')) !== 'yes') {
-        if (Date.now() > deadline) throw new Error('the replica never synced');
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      await onReplica.replicaof('NO', 'ONE');
-      const [, scratch] = (await onReplica.config('GET', 'dir')) as [string, string];
+      const [, scratch] = (await linked.onReplica.config('GET', 'dir')) as [string, string];
       expect(readdirSync(dir)).toEqual([]);
-      for (const client of clients.splice(0)) client.disconnect();
-      await replica.stop();
+      await linked.stop();
       // The snapshot it synced went to a scratch directory of its own, gone with it.
       expect(scratch).not.toBe(dir);
       expect(existsSync(scratch)).toBe(false);
     } finally {
-      for (const client of clients) client.disconnect();
-      await replica?.stop();
-      await primary?.stop();
+      await linked?.stop();
       rmSync(dir, { recursive: true, force: true });
     }
   });
