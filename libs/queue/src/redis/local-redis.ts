@@ -129,11 +129,9 @@ export async function startRedisServer(options: StartRedisOptions = {}): Promise
   } else {
     // As a replica (tests link two) it writes the primary's snapshot into its `dir`
     // before loading it: a scratch directory of its own, removed once it exits, not
-    // the working directory. Syncs go at once (a disk-less sync waits 5 s by default
-    // for more replicas to share it).
+    // the working directory.
     scratch = mkdtempSync(join(tmpdir(), 'relaygram-redis-'));
     args.push('--dir', scratch, '--appendonly', 'no');
-    args.push('--repl-diskless-sync', 'yes', '--repl-diskless-sync-delay', '0');
   }
   args.push('--maxmemory-policy', 'noeviction');
   const child: ChildProcess = spawn(binary, args, {
