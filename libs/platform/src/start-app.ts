@@ -14,6 +14,7 @@ import {
   type RunOptions,
 } from './app-definition';
 import { installApiDocuments } from './api-documents';
+import { boundHeapGrowth } from './heap-growth';
 import { createHttpAdapter, HTTP_DRAIN_MS, installRequestHooks } from './http-server';
 import type { ListenerPair } from './management-listener';
 import { RouteNotFoundFilter } from './route-not-found.filter';
@@ -164,6 +165,7 @@ function hostForUrl(host: string): string {
 
 /** Entry point of an app's main.ts: start, or print what is wrong and exit 1. */
 export function runApp(definition: AppDefinition, options: RunOptions = {}): void {
+  boundHeapGrowth();
   startApp(definition, options).catch((error: unknown) => {
     if (error instanceof StartupError) {
       process.stderr.write(
