@@ -20,9 +20,10 @@ describe('heapGrowthFlags', () => {
 });
 
 /**
- * The flags set after start take effect (as `boundHeapGrowth` sets them): a child process churns through short-lived
- * objects that survive a scavenge or two and die in the old generation (as deliveries
- * in flight do), and reports the old space's peak size with and without it.
+ * The flags take effect when set after start, as `boundHeapGrowth` sets them: a child
+ * process churns through short-lived objects that survive a scavenge or two and die in
+ * the old generation (as deliveries in flight do), and reports the old space's peak
+ * size with and without them.
  */
 describe('boundHeapGrowth in a running process', () => {
   const peakOldSpaceMb = (bound: boolean): number => {

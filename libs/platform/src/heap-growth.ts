@@ -8,8 +8,8 @@ import { setFlagsFromString } from 'node:v8';
  * keeps about 38 MB alive but promotes some 10 MB/s of short-lived objects (deliveries
  * in flight through a scavenge), so its heap reached 140-180 MB between collections and
  * the process 255-272 MB of RSS (tools/bench/README.md, "Bounding the heap's growth").
- * At 1.5x a full collection comes every couple of seconds instead, each of 5-20 ms of
- * marking, mostly on V8's helper threads.
+ * At 1.5x full collections come more often: 166-176 MB of RSS, for 0-3 % more CPU per
+ * delivery in alternating bench runs.
  */
 export const HEAP_GROWING_PERCENT = 50;
 
