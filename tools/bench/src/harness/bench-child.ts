@@ -4,7 +4,14 @@ import { stopProcess, trackChild } from '@relaygram/testing';
 
 /** The bench's own child programs (src/children/<name>.child.ts, or .js once built). */
 export type ChildName =
-  'load' | 'open-loop' | 'receiver' | 'emulator' | 'b1-server' | 'b2-worker' | 'b4-proxy';
+  | 'load'
+  | 'open-loop'
+  | 'receiver'
+  | 'emulator'
+  | 'b1-server'
+  | 'b2-worker'
+  | 'b4-proxy'
+  | 'b5-webhook';
 
 interface Reply {
   id: number;

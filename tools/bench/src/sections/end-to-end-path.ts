@@ -61,11 +61,33 @@ export async function openPath(
   }
 }
 
+/** What the ramp drives: webhook POSTs at a rate, and the depth of what is not delivered yet. */
+export interface RampPath {
+  readonly label: string;
+  send(rate: number, durationSec: number): Promise<OpenLoopResult>;
+  depth(): Promise<number>;
+  drain(timeoutMs: number): Promise<boolean>;
+  commandStats(): Promise<CommandCounts>;
+}
+
+/** Polls `depth` until it reads 0, or `timeoutMs` has passed (false). */
+export async function drainDepth(
+  depth: () => Promise<number>,
+  timeoutMs: number,
+): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await depth()) > 0) {
+    if (Date.now() > deadline) return false;
+    await sleep(100);
+  }
+  return true;
+}
+
 /**
  * The path under test once it runs: its two apps, the load generator and the receiver,
  * and the next update_id to send, so that every run of the section's stream is fresh.
  */
-export class RunningPath {
+export class RunningPath implements RampPath {
   private nextId: number;
 
   readonly ingress: AppProcess;
@@ -113,13 +135,8 @@ export class RunningPath {
     return Number((await this.ctx.redis.client.hget(this.depthKey, 'queued')) ?? 0);
   }
 
-  async drain(timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while ((await this.depth()) > 0) {
-      if (Date.now() > deadline) return false;
-      await sleep(100);
-    }
-    return true;
+  drain(timeoutMs: number): Promise<boolean> {
+    return drainDepth(() => this.depth(), timeoutMs);
   }
 
   async commandStats(): Promise<CommandCounts> {

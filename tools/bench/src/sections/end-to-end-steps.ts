@@ -5,7 +5,7 @@ import { CpuWindow, RssSampler, scrapeHeap, type HeapStats } from '../harness/pr
 import { commandDelta, type CommandDelta } from '../stats/command-stats';
 import type { LatencySummary } from '../stats/percentiles';
 import { judgeStep, sustainableRate, type DepthSample, type StepJudgement } from '../stats/ramp';
-import { MAX_IN_FLIGHT, summarize, type RunningPath } from './end-to-end-path';
+import { MAX_IN_FLIGHT, summarize, type RampPath, type RunningPath } from './end-to-end-path';
 
 export const SECTION = '3 end to end';
 /** The issue's rate: its p50 and p99 targets. */
@@ -211,7 +211,7 @@ export interface Ramp {
  */
 export async function rampUp(
   ctx: BenchContext,
-  paths: readonly RunningPath[],
+  paths: readonly RampPath[],
   stepSec: number,
 ): Promise<Ramp[]> {
   const steps = paths.map(() => [] as RampStep[]);
@@ -240,7 +240,7 @@ export async function rampUp(
 /** One step of the ramp, judged from the queue depth sampled every 250 ms while it runs. */
 async function rampStep(
   ctx: BenchContext,
-  path: RunningPath,
+  path: RampPath,
   rate: number,
   stepSec: number,
 ): Promise<RampStep> {

@@ -4,6 +4,7 @@ import type { BenchContext } from '../harness/bench-context';
 import { deleteKeys } from '../harness/redis-target';
 import type { RelaygramInstall } from '../harness/relaygram-install';
 import { failedRow, firstLine, row } from '../report/results';
+import { B5_CONCURRENCY, BarePipelinePath, type BareAtRate } from './end-to-end-baseline';
 import { openPath, type PathRig, type RunningPath } from './end-to-end-path';
 import { LOG_OFF_TARGET_ROWS, logOffRows, missRatios, openLogOffPath } from './end-to-end-log-off';
 import {
@@ -75,9 +76,13 @@ export async function endToEndBench(ctx: BenchContext): Promise<void> {
     const light = await runInterleaved(ctx, paths, LIGHT_RATE, quick ? 20 : 60);
     lightRateRows(ctx, path, light[0]);
     const fixed = await runInterleaved(ctx, paths, RATE, quick ? 30 : 60);
-    targetRateRows(ctx, path, fixed[0]);
-    const ramps = await rampUp(ctx, paths, quick ? 3 : 10);
-    ctx.rows.push(rampRow(ramps[0]));
+    const bare = await openBarePipeline(ctx, `${prefix}-b5`, rig);
+    if (bare.path) children.push(...bare.path.children);
+    const bareFixed = await bare.path?.atRate(RATE, quick ? 15 : 30);
+    targetRateRows(ctx, path, fixed[0], bareFixed);
+    const ramps = await rampUp(ctx, bare.path ? [...paths, bare.path] : paths, quick ? 3 : 10);
+    const bareRamp = bare.path ? ramps[paths.length] : undefined;
+    ctx.rows.push(rampRow(ramps[0], bareRamp), bareRampRow(bareRamp, bareFixed, bare.failure));
     if (paths.length === 2) {
       logOffRows(
         ctx,
@@ -91,6 +96,7 @@ export async function endToEndBench(ctx: BenchContext): Promise<void> {
       light: atRateDetails(light[0]),
       fixed: atRateDetails(fixed[0]),
       ramp: ramps[0].steps,
+      bare: bareFixed && { fixed: bareFixed, ramp: bareRamp?.steps },
       peakRssBytes: { ingress: ctx.rss.ingress, dispatcher: ctx.rss.dispatcher },
       deliveryLogOff: fixed[1] && {
         light: atRateDetails(light[1]),
@@ -103,7 +109,29 @@ export async function endToEndBench(ctx: BenchContext): Promise<void> {
     await Promise.all(installs.map((i) => i.close()));
     await deleteKeys(ctx.redis.client, prefix);
     await deleteKeys(ctx.redis.client, `${prefix}-off`);
+    await deleteKeys(ctx.redis.client, `${prefix}-b5`);
   }
+}
+
+/** B5 started and warmed up (3 s at 1,000/s, drained), or why it could not be. */
+async function openBarePipeline(
+  ctx: BenchContext,
+  prefix: string,
+  rig: PathRig,
+): Promise<{ path?: BarePipelinePath; failure?: string }> {
+  let path: BarePipelinePath;
+  try {
+    path = await BarePipelinePath.open(ctx, prefix, rig);
+  } catch (error) {
+    return { failure: `B5 did not start: ${firstLine(error)}` };
+  }
+  ctx.log('e2e: B5 bare pipeline: warming up (3 s at 1000/s)');
+  const warm = await path.send(1000, 3);
+  if (warm.ok === 0 || !(await path.drain(30_000))) {
+    await path.close();
+    return { failure: `B5 did not carry its warm-up (${warm.ok} POSTs accepted)` };
+  }
+  return { path };
 }
 
 /** The path's own latency, at a rate the box handles with CPU to spare. */
@@ -127,7 +155,12 @@ function lightRateRows(ctx: BenchContext, path: RunningPath, light: AtRate): voi
 }
 
 /** The target rate's rows: latency with the queueing of a busy box; each app's peak RSS and heap. */
-function targetRateRows(ctx: BenchContext, path: RunningPath, fixed: AtRate): void {
+function targetRateRows(
+  ctx: BenchContext,
+  path: RunningPath,
+  fixed: AtRate,
+  bare: BareAtRate | undefined,
+): void {
   const { ingress, dispatcher } = path;
   ctx.heap.ingress = fixed.heap.ingress;
   ctx.heap.dispatcher = fixed.heap.dispatcher;
@@ -137,8 +170,13 @@ function targetRateRows(ctx: BenchContext, path: RunningPath, fixed: AtRate): vo
   ctx.idleRss.dispatcher = dispatcher.idleRssBytes;
   const e2e = fixed.postToReceipt;
   ctx.rows.push(
-    row({ ...P50_ROW, value: e2e.p50, note: fixed.problems }),
-    row({ ...P99_ROW, value: e2e.p99 }),
+    row({
+      ...P50_ROW,
+      value: e2e.p50,
+      note: fixed.problems,
+      ...bareBaseline(bare?.postToReceipt.p50),
+    }),
+    row({ ...P99_ROW, value: e2e.p99, ...bareBaseline(bare?.postToReceipt.p99) }),
     row({ section: SECTION, name: 'max POST to receipt', unit: 'ms', value: e2e.max }),
     row({
       section: SECTION,
@@ -150,13 +188,48 @@ function targetRateRows(ctx: BenchContext, path: RunningPath, fixed: AtRate): vo
   );
 }
 
-function rampRow(ramp: Ramp) {
-  const { failedStep } = ramp;
+/** B5's figure as a row's baseline, when B5 ran. */
+function bareBaseline(value: number | undefined): { baseline?: number; baselineName?: string } {
+  return value === undefined ? {} : { baseline: value, baselineName: 'B5' };
+}
+
+/** Relaygram's sustainable rate, against B5's of the same ramp when it ran. */
+function rampRow(ramp: Ramp, bare: Ramp | undefined) {
   return row({
     ...RAMP_ROW,
     value: ramp.sustainable,
-    note: failedStep ? `${failedStep.rate}/s: ${failedStep.reasons.join(', ')}` : undefined,
+    ...bareBaseline(bare?.sustainable),
+    note: failedStepNote(ramp),
   });
+}
+
+/**
+ * B5's own row, a reference like B4's in section 4: what the stack alone sustains here,
+ * where the load generator and the receiver share the cores as they do with Relaygram.
+ */
+function bareRampRow(
+  bare: Ramp | undefined,
+  fixed: BareAtRate | undefined,
+  failure: string | undefined,
+) {
+  return row({
+    section: SECTION,
+    name: 'B5 bare pipeline sustainable rate (reference)',
+    unit: 'updates/s',
+    value: bare?.sustainable,
+    note: [
+      `Fastify -> BullMQ job -> worker (concurrency ${B5_CONCURRENCY}) -> receiver, no Relaygram code`,
+      fixed?.problems && `at ${RATE}/s: ${fixed.problems}`,
+      bare ? failedStepNote(bare) : failure,
+    ]
+      .filter(Boolean)
+      .join('; '),
+  });
+}
+
+function failedStepNote(ramp: Ramp): string | undefined {
+  const { failedStep } = ramp;
+  return failedStep ? `${failedStep.rate}/s: ${failedStep.reasons.join(', ')}` : undefined;
 }
 
 /**
