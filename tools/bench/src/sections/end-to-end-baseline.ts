@@ -1,9 +1,10 @@
 import { BenchChild } from '../harness/bench-child';
-import { BENCH_BOT as BOT } from '../harness/bench-bot';
+import { BENCH_BOT as BOT, withRedisPid } from '../harness/bench-bot';
 import type { BenchContext } from '../harness/bench-context';
 import type { OpenLoopResult, OpenLoopSpec } from '../harness/load-spec';
+import { CpuWindow } from '../harness/proc-stats';
 import { profileArgs, secret } from '../harness/relaygram-install';
-import { parseCommandStats, type CommandCounts } from '../stats/command-stats';
+import { commandDelta, parseCommandStats, type CommandCounts } from '../stats/command-stats';
 import type { LatencySummary } from '../stats/percentiles';
 import {
   drainDepth,
@@ -25,6 +26,10 @@ export interface BareAtRate {
   postToReceipt: LatencySummary;
   received: number;
   accepted: number;
+  /** CPU µs per accepted update of each process, Redis's when its pid is known. */
+  cpuPerUpdate: { webhook?: number; worker?: number; redis?: number };
+  /** Redis scripts per accepted update, drain included. */
+  redisScripts?: number;
   problems?: string;
 }
 
@@ -125,8 +130,17 @@ export class BarePipelinePath implements RampPath {
   async atRate(rate: number, seconds: number): Promise<BareAtRate> {
     this.ctx.log(`e2e: ${this.label}: ${rate}/s for ${seconds} s`);
     await this.rig.receiver.call('takeLatencies');
+    const [webhook, worker] = this.children.map((c) => c.pid);
+    const cpu = new CpuWindow(withRedisPid(this.ctx, [webhook, worker])).start();
+    const statsBefore = await this.commandStats();
     const result = await this.send(rate, seconds);
     const drained = await this.drain(30_000);
+    const used = cpu.stop();
+    const scripts = commandDelta(statsBefore, await this.commandStats()).scripts;
+    const perUpdate = (pid: number | undefined) => {
+      const micros = pid === undefined ? undefined : used.get(pid);
+      return micros === undefined || result.ok === 0 ? undefined : micros / result.ok;
+    };
     const { received, latencies } = await this.rig.receiver.call<{
       received: number;
       latencies: Float64Array;
@@ -141,6 +155,12 @@ export class BarePipelinePath implements RampPath {
       postToReceipt: summarize(latencies),
       received,
       accepted: result.ok,
+      cpuPerUpdate: {
+        webhook: perUpdate(webhook),
+        worker: perUpdate(worker),
+        redis: perUpdate(this.ctx.redis.pid),
+      },
+      redisScripts: result.ok ? scripts / result.ok : undefined,
       problems: problems.length ? problems.join('; ') : undefined,
     };
   }

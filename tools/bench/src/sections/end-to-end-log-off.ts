@@ -161,7 +161,7 @@ function cpuRatioRow(ctx: BenchContext, rate: number, on: AtRate, off: AtRate) {
 }
 
 /** CPU per update of everything the path runs on (Redis when its pid is known). */
-function totalCpuPerUpdate(ctx: BenchContext, run: AtRate): number | undefined {
+export function totalCpuPerUpdate(ctx: BenchContext, run: AtRate): number | undefined {
   const parts = [run.pids.ingress, run.pids.dispatcher, ...(ctx.redis.pid ? [ctx.redis.pid] : [])];
   let total = 0;
   for (const pid of parts) {

@@ -6,7 +6,13 @@ import type { RelaygramInstall } from '../harness/relaygram-install';
 import { failedRow, firstLine, row } from '../report/results';
 import { B5_CONCURRENCY, BarePipelinePath, type BareAtRate } from './end-to-end-baseline';
 import { openPath, type PathRig, type RunningPath } from './end-to-end-path';
-import { LOG_OFF_TARGET_ROWS, logOffRows, missRatios, openLogOffPath } from './end-to-end-log-off';
+import {
+  LOG_OFF_TARGET_ROWS,
+  logOffRows,
+  missRatios,
+  openLogOffPath,
+  totalCpuPerUpdate,
+} from './end-to-end-log-off';
 import {
   LIGHT_RATE,
   RATE,
@@ -185,7 +191,34 @@ function targetRateRows(
       value: fixed.webhookAnswer.p99,
     }),
     ...workRows(ctx, RATE, fixed.work, fixed.used, fixed.result.ok, path.pids),
+    bareCpuRow(ctx, fixed, bare),
   );
+}
+
+/** The whole path's CPU per update against B5's: what Relaygram's work costs over the stack's. */
+function bareCpuRow(ctx: BenchContext, fixed: AtRate, bare: BareAtRate | undefined) {
+  const b = bare?.cpuPerUpdate;
+  const redis = ctx.redis.pid !== undefined;
+  const bareTotal =
+    b?.webhook === undefined || b.worker === undefined || (redis && b.redis === undefined)
+      ? undefined
+      : b.webhook + b.worker + (b.redis ?? 0);
+  const micros = (v: number | undefined) => (v === undefined ? '-' : `${Math.round(v)} µs`);
+  return row({
+    section: SECTION,
+    name: `CPU per update (${RATE}/s), whole path`,
+    unit: 'µs',
+    value: totalCpuPerUpdate(ctx, fixed),
+    ...bareBaseline(bareTotal),
+    note: [
+      `ingress + dispatcher${redis ? ' + Redis' : ''}`,
+      b &&
+        `B5: webhook ${micros(b.webhook)} + worker ${micros(b.worker)}${redis ? ` + Redis ${micros(b.redis)}` : ''}, ${bare?.redisScripts?.toFixed(2) ?? '-'} Redis scripts per update`,
+      redis ? sharedRedisNote(ctx) : undefined,
+    ]
+      .filter(Boolean)
+      .join('; '),
+  });
 }
 
 /** B5's figure as a row's baseline, when B5 ran. */
