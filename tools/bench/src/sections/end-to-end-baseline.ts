@@ -1,7 +1,7 @@
 import { BenchChild } from '../harness/bench-child';
 import { BENCH_BOT as BOT, withRedisPid } from '../harness/bench-bot';
 import type { BenchContext } from '../harness/bench-context';
-import type { OpenLoopResult, OpenLoopSpec } from '../harness/load-spec';
+import type { OpenLoopResult } from '../harness/load-spec';
 import { CpuWindow } from '../harness/proc-stats';
 import { profileArgs, secret } from '../harness/relaygram-install';
 import { commandDelta, parseCommandStats, type CommandCounts } from '../stats/command-stats';
@@ -9,6 +9,7 @@ import type { LatencySummary } from '../stats/percentiles';
 import {
   drainDepth,
   MAX_IN_FLIGHT,
+  postWebhooks,
   summarize,
   type PathRig,
   type RampPath,
@@ -91,16 +92,14 @@ export class BarePipelinePath implements RampPath {
   }
 
   async send(rate: number, durationSec: number): Promise<OpenLoopResult> {
-    const spec: OpenLoopSpec = {
-      url: `${this.url}/webhooks/telegram/${BOT}`,
-      headers: { 'x-telegram-bot-api-secret-token': this.webhookSecret },
+    const result = await postWebhooks(this.rig.generator, {
+      baseUrl: this.url,
+      webhookSecret: this.webhookSecret,
       stream: { firstId: FIRST_ID, chats: CHATS },
       firstId: this.nextId,
       rate,
       durationSec,
-      maxInFlight: MAX_IN_FLIGHT,
-    };
-    const result = await this.rig.generator.call<OpenLoopResult>('run', spec);
+    });
     this.nextId += result.idsUsed;
     return result;
   }

@@ -70,6 +70,30 @@ export interface RampPath {
   commandStats(): Promise<CommandCounts>;
 }
 
+/** The section's bot's webhook under `baseUrl`, POSTed by the open-loop generator. */
+export function postWebhooks(
+  generator: BenchChild,
+  run: {
+    baseUrl: string;
+    webhookSecret: string;
+    stream: UpdateStream;
+    firstId: number;
+    rate: number;
+    durationSec: number;
+  },
+): Promise<OpenLoopResult> {
+  const spec: OpenLoopSpec = {
+    url: `${run.baseUrl}/webhooks/telegram/${BOT}`,
+    headers: { 'x-telegram-bot-api-secret-token': run.webhookSecret },
+    stream: run.stream,
+    firstId: run.firstId,
+    rate: run.rate,
+    durationSec: run.durationSec,
+    maxInFlight: MAX_IN_FLIGHT,
+  };
+  return generator.call<OpenLoopResult>('run', spec);
+}
+
 /** Polls `depth` until it reads 0, or `timeoutMs` has passed (false). */
 export async function drainDepth(
   depth: () => Promise<number>,
@@ -117,16 +141,14 @@ export class RunningPath implements RampPath {
 
   /** Webhook POSTs at `rate` a second for `durationSec`, each with a fresh update_id. */
   async send(rate: number, durationSec: number): Promise<OpenLoopResult> {
-    const spec: OpenLoopSpec = {
-      url: `${this.ingress.url}/webhooks/telegram/${BOT}`,
-      headers: { 'x-telegram-bot-api-secret-token': this.webhookSecret },
+    const result = await postWebhooks(this.rig.generator, {
+      baseUrl: this.ingress.url,
+      webhookSecret: this.webhookSecret,
       stream: this.stream,
       firstId: this.nextId,
       rate,
       durationSec,
-      maxInFlight: MAX_IN_FLIGHT,
-    };
-    const result = await this.rig.generator.call<OpenLoopResult>('run', spec);
+    });
     this.nextId += result.idsUsed;
     return result;
   }
