@@ -9,3 +9,4 @@ export * from './config.service';
 export * from './config.module';
 export * from './redis-url';
 export { formatDuration } from './duration';
+export { DEFAULTS as CONFIG_DEFAULTS } from './schema/config-defaults';

@@ -11,6 +11,9 @@ export interface UpdateStream {
   chats: number;
 }
 
+/** Chats every section's update stream rotates over: a bot with a thousand active users. */
+export const BENCH_CHATS = 1000;
+
 const FILLER =
   'Hi! I ordered the blue one last week and it has not arrived yet, could you check ' +
   'the tracking number? The app says it left the warehouse on Monday, nothing since.';

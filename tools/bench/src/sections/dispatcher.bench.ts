@@ -6,13 +6,12 @@ import { CpuWindow } from '../harness/proc-stats';
 import { pausedDeliveryQueue, prefillJobs, prefillLanes } from '../harness/prefill';
 import { deleteKeys } from '../harness/redis-target';
 import { RelaygramInstall, profileArgs, type AppProcess } from '../harness/relaygram-install';
-import type { UpdateStream } from '../harness/update-factory';
+import { BENCH_CHATS, type UpdateStream } from '../harness/update-factory';
 import { failedRow, firstLine, row } from '../report/results';
 
 const SECTION = '2 dispatcher';
 const ROUTE = 'deliveries';
 const CONCURRENCY = 50;
-const CHATS = 1000;
 
 type Case =
   | { name: string; kind: 'relaygram'; ordering: 'none' | 'chat' | 'strict' }
@@ -126,7 +125,7 @@ function reportRows(ctx: BenchContext, tallies: Map<string, Tally>): void {
     );
   };
   compare('none', `none, concurrency ${CONCURRENCY}`, 'B2-50', 1.0);
-  compare('chat', `chat, ${CHATS.toLocaleString('en-US')} chats`, 'B2-50', 1.0);
+  compare('chat', `chat, ${BENCH_CHATS.toLocaleString('en-US')} chats`, 'B2-50', 1.0);
   compare('strict', 'strict, one lane', 'B2-1', 0.9);
   for (const [name, base] of [
     ['none', 'B2-50'],
@@ -168,7 +167,7 @@ async function runCase(
   target: string,
   tally: Tally,
 ): Promise<void> {
-  const stream: UpdateStream = { firstId: 1, chats: CHATS };
+  const stream: UpdateStream = { firstId: 1, chats: BENCH_CHATS };
   let consumer: Consumer | undefined;
   try {
     consumer =

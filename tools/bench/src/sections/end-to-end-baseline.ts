@@ -1,8 +1,10 @@
+import { CONFIG_DEFAULTS } from '@relaygram/config';
 import { BenchChild } from '../harness/bench-child';
 import { BENCH_BOT as BOT, withRedisPid } from '../harness/bench-bot';
 import type { BenchContext } from '../harness/bench-context';
 import type { OpenLoopResult } from '../harness/load-spec';
 import { CpuWindow } from '../harness/proc-stats';
+import { BENCH_CHATS } from '../harness/update-factory';
 import { profileArgs, secret } from '../harness/relaygram-install';
 import { commandDelta, parseCommandStats, type CommandCounts } from '../stats/command-stats';
 import type { LatencySummary } from '../stats/percentiles';
@@ -16,11 +18,10 @@ import {
 } from './end-to-end-path';
 
 const QUEUE = 'b5';
-/** The route's default `concurrency` (SPEC section 4): the deliveries the e2e route has in flight. */
-export const B5_CONCURRENCY = 32;
+/** The route's default `concurrency`: the deliveries the e2e route has in flight. */
+export const B5_CONCURRENCY = CONFIG_DEFAULTS.routeConcurrency;
 /** Update ids far from the Relaygram paths' own, so no stream repeats another's. */
 const FIRST_ID = 1_000_000_000;
-const CHATS = 1000;
 
 /** B5 at one fixed rate. */
 export interface BareAtRate {
@@ -95,7 +96,7 @@ export class BarePipelinePath implements RampPath {
     const result = await postWebhooks(this.rig.generator, {
       baseUrl: this.url,
       webhookSecret: this.webhookSecret,
-      stream: { firstId: FIRST_ID, chats: CHATS },
+      stream: { firstId: FIRST_ID, chats: BENCH_CHATS },
       firstId: this.nextId,
       rate,
       durationSec,

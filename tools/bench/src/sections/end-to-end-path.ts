@@ -4,14 +4,13 @@ import { BENCH_BOT as BOT, benchBot } from '../harness/bench-bot';
 import { sleep, type BenchContext } from '../harness/bench-context';
 import type { OpenLoopResult, OpenLoopSpec } from '../harness/load-spec';
 import { RelaygramInstall, secret, type AppProcess } from '../harness/relaygram-install';
-import type { UpdateStream } from '../harness/update-factory';
+import { BENCH_CHATS, type UpdateStream } from '../harness/update-factory';
 import { parseCommandStats, type CommandCounts } from '../stats/command-stats';
 import { Samples, type LatencySummary } from '../stats/percentiles';
 
 /** Telegram opens at most 100 connections to a webhook (max_connections). */
 export const MAX_IN_FLIGHT = 100;
 const ROUTE = 'e2e';
-const CHATS = 1000;
 
 /** The processes every run of the section shares: the receiver and the load generator. */
 export interface PathRig {
@@ -50,7 +49,7 @@ export async function openPath(
       ctx.options.launch,
       `${profile}-dispatcher`,
     );
-    const stream: UpdateStream = { firstId: 1, chats: CHATS };
+    const stream: UpdateStream = { firstId: 1, chats: BENCH_CHATS };
     const depthKey = new RedisKeys(prefix).botStats(BOT);
     const apps = { ingress, dispatcher };
     const path = new RunningPath(ctx, label, apps, rig, stream, webhookSecret, depthKey);

@@ -7,14 +7,13 @@ import type { ClosedLoopSpec, LoadResult } from '../harness/load-spec';
 import { CpuWindow, RssSampler } from '../harness/proc-stats';
 import { deleteKeys } from '../harness/redis-target';
 import { RelaygramInstall, profileArgs, secret } from '../harness/relaygram-install';
-import { updateJson, type UpdateStream } from '../harness/update-factory';
+import { BENCH_CHATS, updateJson, type UpdateStream } from '../harness/update-factory';
 import { Samples } from '../stats/percentiles';
 
 const SECTION = '1 ingress';
 const ROUTE = 'updates';
 const CONNECTIONS = 50;
 /** Chats the updates rotate over: lanes of `chat` ordering, as many users write at once. */
-const CHATS = 1000;
 const THROUGHPUT_ROW = {
   section: SECTION,
   name: 'throughput',
@@ -105,7 +104,7 @@ export async function ingressBench(ctx: BenchContext): Promise<void> {
 
 /** Webhook POSTs from the load generator to B1 and the ingress app, alike for both. */
 class WebhookLoad {
-  private readonly stream: UpdateStream = { firstId: 1, chats: CHATS };
+  private readonly stream: UpdateStream = { firstId: 1, chats: BENCH_CHATS };
   private readonly path = `/webhooks/telegram/${BOT}`;
   private readonly headers: Record<string, string>;
 
