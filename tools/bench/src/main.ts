@@ -31,7 +31,7 @@ import {
 
 const USAGE = `npm run bench -- [--quick] [--json PATH] [--only ${SECTIONS.join(',')}]
                       [--cpu-prof [DIR]] [--from-source] [--log-level LEVEL]
-                      [--app-node-options=FLAGS]
+                      [--app-node-options=FLAGS] [--same-sides]
 
   --quick         short runs (under 4 minutes in all)
   --json PATH     where to write the results (default bench-results.json)
@@ -43,7 +43,9 @@ const USAGE = `npm run bench -- [--quick] [--json PATH] [--only ${SECTIONS.join(
   --app-node-options=FLAGS
                   node flags for the Relaygram apps only, as NODE_OPTIONS would give
                   them (e.g. "--max-semi-space-size=8"); baselines, emulator, receiver
-                  and load generators run without them`;
+                  and load generators run without them
+  --same-sides    run the "off" side of each on/off comparison (pacing, the delivery
+                  log) as its "on" side: the ratios then show the bench's own noise`;
 
 function parseArgs(argv: string[]): BenchOptions {
   const root = workspaceRoot();
@@ -89,6 +91,9 @@ function parseArgs(argv: string[]): BenchOptions {
         break;
       case '--log-level':
         options.launch.logLevel = value();
+        break;
+      case '--same-sides':
+        options.sameSides = true;
         break;
       case '--help':
       case '-h':
@@ -237,6 +242,9 @@ function report(context: BenchContext, started: number): void {
       (options.launch.nodeOptions?.length
         ? `apps run with: ${options.launch.nodeOptions.join(' ')}\n`
         : '') +
+      (options.sameSides
+        ? 'same sides: pacing off and the delivery log off ran as on (an A/A run)\n'
+        : '') +
       `\n${table}\n`,
   );
   const results = {
@@ -246,6 +254,7 @@ function report(context: BenchContext, started: number): void {
     machine: info,
     redis: { source: redis.source, version: redis.version },
     appNodeOptions: options.launch.nodeOptions ?? [],
+    sameSides: options.sameSides === true,
     rows,
     details: context.details,
   };

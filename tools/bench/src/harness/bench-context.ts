@@ -9,6 +9,12 @@ export interface BenchOptions {
   jsonPath: string;
   only?: readonly SectionName[];
   launch: LaunchOptions;
+  /**
+   * The "off" side of each on/off comparison (pacing, the delivery log) runs with the
+   * "on" side's config: an A/A run, whose ratios show how far the bench's noise alone
+   * moves them on this box.
+   */
+  sameSides?: boolean;
 }
 
 export const SECTIONS = ['ingress', 'dispatcher', 'e2e', 'gateway', 'memory', 'pull'] as const;

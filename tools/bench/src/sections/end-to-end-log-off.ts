@@ -52,7 +52,8 @@ export async function openLogOffPath(
 ): Promise<{ install?: RelaygramInstall; path?: RunningPath; failure?: string }> {
   let opened;
   try {
-    opened = await openPath(ctx, prefix, rig, 'log-off', { delivery_log: { enabled: false } });
+    const config = ctx.options.sameSides ? {} : { delivery_log: { enabled: false } };
+    opened = await openPath(ctx, prefix, rig, 'log-off', config);
   } catch (error) {
     return { failure: `with the delivery log off, an app did not start: ${firstLine(error)}` };
   }

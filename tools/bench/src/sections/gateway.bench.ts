@@ -43,7 +43,12 @@ const ROOMY_OUTBOUND = {
 export async function gatewayBench(ctx: BenchContext): Promise<void> {
   const clientToken = randomBytes(24).toString('base64url');
   const install = gatewayInstall(ctx, 'gateway', clientToken, ROOMY_OUTBOUND);
-  const unpacedInstall = gatewayInstall(ctx, 'gateway-unpaced', clientToken, { enabled: false });
+  const unpacedInstall = gatewayInstall(
+    ctx,
+    'gateway-unpaced',
+    clientToken,
+    ctx.options.sameSides ? ROOMY_OUTBOUND : { enabled: false },
+  );
   const children: BenchChild[] = [];
   try {
     let gateway: AppProcess;
