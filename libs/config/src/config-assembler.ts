@@ -83,10 +83,6 @@ function assembleRedis(dto: RelaygramConfigDto, ctx: AssemblyContext): RedisConf
   const redis = isMapping(dto.redis) ? dto.redis : undefined;
   const url = override ?? redis?.url ?? DEFAULTS.redisUrl;
   const waitReplicas = redis?.wait_replicas ?? DEFAULTS.redisWaitReplicas;
-  if (waitReplicas > 0 && typeof url === 'string' && /^rediss?\+cluster:/i.test(url)) {
-    // WAIT must reach the master of the install's slot on the connection that wrote.
-    ctx.problems.add(['redis', 'wait_replicas'], 'is not supported on Redis Cluster yet');
-  }
   return {
     url,
     prefix: redis?.prefix ?? DEFAULTS.redisPrefix,

@@ -209,11 +209,6 @@ describe('loadConfig: one mistake, one line naming its YAML path', () => {
       line: 'redis.wait_timeout: must be from 10ms to 800ms',
     },
     {
-      mistake: 'wait_replicas on Redis Cluster',
-      config: doc({ redis: { url: 'redis+cluster://10.0.0.1:7000', wait_replicas: 1 } }),
-      line: 'redis.wait_replicas: is not supported on Redis Cluster yet',
-    },
-    {
       mistake: 'a webhook check_every above a day',
       config: doc({
         bots: [solBot, { ...shopBot, webhook: { ...shopBot.webhook, check_every: '2d' } }],

@@ -1,5 +1,6 @@
 import { ConfigurableModuleBuilder, Module, type DynamicModule } from '@nestjs/common';
 import { ConfigService } from '@relaygram/config';
+import { replicaWaitFor } from '@relaygram/queue';
 import { BotUsernames } from './bots/bot-usernames';
 import { IngressBots } from './bots/ingress-bots';
 import { IngressTelegramClients } from './bots/ingress-telegram';
@@ -39,9 +40,10 @@ const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } =
     {
       provide: ReplicaAcknowledger,
       inject: [IngressStore, ConfigService],
-      // Read per call, so a reload changes it.
+      // Settings read per call, so a reload changes them. On a cluster the WAIT goes to
+      // the master of the prefix's slot: the hash tag puts every key of the install there.
       useFactory: (store: IngressStore, config: ConfigService) =>
-        new ReplicaAcknowledger(store.redis, () => {
+        new ReplicaAcknowledger(replicaWaitFor(store.redis, store.keys.prefix), () => {
           const { waitReplicas, waitTimeoutMs } = config.config.redis;
           return { replicas: waitReplicas, timeoutMs: waitTimeoutMs };
         }),

@@ -1,5 +1,6 @@
 export * from './redis/redis-client';
 export * from './redis/local-redis';
+export * from './redis/replica-wait';
 export { processAlive } from './redis/process-alive';
 export * from './queue-context';
 export * from './queue.module';

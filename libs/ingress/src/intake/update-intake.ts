@@ -7,6 +7,7 @@ import {
   type DeliveryTarget,
   type EnqueueResult,
   type EnqueueStatus,
+  type WriteConnection,
 } from '@relaygram/queue';
 import { isPullRoute, laneKeyFor, selectAllRoutes, type Update } from '@relaygram/routing';
 import type { Logger } from 'pino';
@@ -113,14 +114,20 @@ export class UpdateIntake {
 
   /**
    * Resolves once `redis.wait_replicas` replicas hold what this process accepted so far
+   * on `since` (its `writeConnection()` before the accepts)
    * (at once when none is asked for); the caller acknowledges to Telegram only then: a
    * webhook answers, a poller confirms its batch. Rejects (ReplicaAckError) when fewer
    * replicas held it in time: the update is on the primary but would not survive its
    * failover, so Telegram is asked to send it again (answered `duplicate` if the primary
    * stays).
    */
-  replicated(): Promise<void> {
-    return this.replicas.replicated();
+  replicated(since: WriteConnection): Promise<void> {
+    return this.replicas.replicated(since);
+  }
+
+  /** The connection accepted updates are written on now: taken before `accept`, for `replicated`. */
+  writeConnection(): WriteConnection {
+    return this.replicas.connection();
   }
 
   /** Counts and logs an update refused before the enqueue (bad secret, bad body). */

@@ -32,6 +32,7 @@ export async function enqueueBatch(
   if (!bot) throw new Error('the bot was removed from the config');
   const ids: number[] = [];
   let next: number | undefined;
+  const since = intake.writeConnection();
   for (const [index, raw] of updates.entries()) {
     const id = (raw as { update_id?: unknown } | null)?.update_id;
     if (typeof raw !== 'object' || raw === null || !isUpdateId(id)) {
@@ -51,7 +52,7 @@ export async function enqueueBatch(
     next = id + 1;
   }
   // Confirmed to Telegram by the next getUpdates: only once replicas hold the batch.
-  await intake.replicated();
+  await intake.replicated(since);
   await options.afterBatchEnqueued?.(botId, ids);
   if (next === undefined) throw new Error('getUpdates returned no update with a valid update_id');
   return next;

@@ -1,4 +1,10 @@
-import { createRedis, startRedisServer, waitForRedis, type RedisClient } from '@relaygram/queue';
+import {
+  createRedis,
+  replicaWaitFor,
+  startRedisServer,
+  waitForRedis,
+  type RedisClient,
+} from '@relaygram/queue';
 import { eventually, replicatedRedis, type ReplicatedRedis } from '@relaygram/testing';
 import type { Redis } from 'ioredis';
 import {
@@ -37,12 +43,14 @@ describe('ReplicaAcknowledger on a primary with a real replica', () => {
     settings.current = { replicas: 1, timeoutMs: 300 };
   });
 
-  const acknowledger = () => new ReplicaAcknowledger(writer as Redis, () => settings.current);
+  const acknowledger = () =>
+    new ReplicaAcknowledger(replicaWaitFor(writer, 'ack'), () => settings.current);
 
   it('resolves once the replica holds what the connection wrote before', async () => {
     const ack = acknowledger();
+    const since = ack.connection();
     await writer.set('ack:one', 'v1');
-    await ack.replicated();
+    await ack.replicated(since);
     // WAIT answered: the replica has applied the write, no polling needed.
     expect(await reader.get('ack:one')).toBe('v1');
   });
@@ -52,8 +60,9 @@ describe('ReplicaAcknowledger on a primary with a real replica', () => {
     const before = await waitCalls(writer);
     await Promise.all(
       Array.from({ length: 200 }, async (_, i) => {
+        const since = ack.connection();
         await writer.set(`ack:many:${i}`, String(i));
-        await ack.replicated();
+        await ack.replicated(since);
         expect(await reader.get(`ack:many:${i}`)).toBe(String(i));
       }),
     );
@@ -67,7 +76,7 @@ describe('ReplicaAcknowledger on a primary with a real replica', () => {
     const ack = acknowledger();
     const before = await waitCalls(writer);
     await writer.set('ack:off', 'v');
-    await ack.replicated();
+    await ack.replicated(ack.connection());
     expect(await waitCalls(writer)).toBe(before);
     expect(ack.enabled).toBe(false);
   });
@@ -75,8 +84,9 @@ describe('ReplicaAcknowledger on a primary with a real replica', () => {
   it('rejects with how many confirmed when fewer replicas than asked exist', async () => {
     settings.current = { replicas: 2, timeoutMs: 100 };
     const ack = acknowledger();
+    const since = ack.connection();
     await writer.set('ack:two', 'v');
-    const error = await ack.replicated().catch((e: unknown) => e);
+    const error = await ack.replicated(since).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ReplicaAckError);
     expect(error).toMatchObject({ acknowledged: 1, wanted: 2, timeoutMs: 100 });
     expect((error as Error).message).toBe('1 of 2 Redis replicas acknowledged within 100 ms');
@@ -89,8 +99,9 @@ describe('ReplicaAcknowledger on a primary with a real replica', () => {
     try {
       const outcomes = await Promise.all(
         Array.from({ length: 5 }, async (_, i) => {
+          const since = ack.connection();
           await writer.set(`ack:frozen:${i}`, 'v');
-          return ack.replicated().then(
+          return ack.replicated(since).then(
             () => 'resolved',
             (e: unknown) => e,
           );
@@ -105,14 +116,43 @@ describe('ReplicaAcknowledger on a primary with a real replica', () => {
     }
     // One group or two, each held for the timeout: never one wait per caller.
     expect((await waitCalls(writer)) - before).toBeLessThanOrEqual(2);
+    const since = ack.connection();
     await writer.set('ack:thawed', 'v');
     await eventually(
       async () => {
-        await ack.replicated();
+        await ack.replicated(since);
         return true;
       },
       { timeoutMs: 10_000, retryErrors: true, what: 'the thawed replica confirming' },
     );
     expect(await reader.get('ack:thawed')).toBe('v');
+  });
+
+  it('refuses writes made on a connection that closed before the WAIT: a WAIT on a new one covers none of them', async () => {
+    const ack = acknowledger();
+    const since = ack.connection();
+    expect(since).toBeDefined();
+    await writer.set('ack:reconnected', 'v');
+    // The connection that wrote is gone: a WAIT on the next one would answer at once.
+    const reconnected = new Promise((resolve) => writer.once('ready', resolve));
+    writer.disconnect(true);
+    await reconnected;
+    expect(ack.connection()).not.toBe(since);
+    const error = await ack.replicated(since).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ReplicaAckError);
+    expect((error as Error).message).toBe(
+      'the Redis connection changed between the writes and their WAIT: replicas could not confirm them',
+    );
+    // Writes made on the new connection are confirmed as before.
+    const now = ack.connection();
+    await writer.set('ack:after-reconnect', 'v');
+    await ack.replicated(now);
+    expect(await reader.get('ack:after-reconnect')).toBe('v');
+  });
+
+  it('refuses a caller that had no connection when it wrote', async () => {
+    const ack = acknowledger();
+    const error = await ack.replicated(undefined).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ReplicaAckError);
   });
 });

@@ -1,7 +1,4 @@
-/** The connection's WAIT: how many replicas hold every write it made before the call. */
-export interface WaitingClient {
-  wait(replicas: number, timeoutMs: number): Promise<number>;
-}
+import type { ReplicaWait, WriteConnection } from '@relaygram/queue';
 
 export interface ReplicaWaitSettings {
   /** 0: accepted updates are answered without waiting for replicas. */
@@ -9,7 +6,11 @@ export interface ReplicaWaitSettings {
   readonly timeoutMs: number;
 }
 
-/** Fewer replicas than asked held the writes within the timeout. */
+/**
+ * Fewer replicas than asked held the writes within the timeout, or the WAIT could not
+ * speak for them: it went out on another connection than the writes (a reconnect or a
+ * failover in between).
+ */
 export class ReplicaAckError extends Error {
   override readonly name = 'ReplicaAckError';
 
@@ -17,8 +18,9 @@ export class ReplicaAckError extends Error {
     readonly acknowledged: number,
     readonly wanted: number,
     readonly timeoutMs: number,
+    message = `${acknowledged} of ${wanted} Redis replicas acknowledged within ${timeoutMs} ms`,
   ) {
-    super(`${acknowledged} of ${wanted} Redis replicas acknowledged within ${timeoutMs} ms`);
+    super(message);
   }
 }
 
@@ -33,6 +35,8 @@ export interface ReplicaAckState {
 }
 
 interface Waiter {
+  /** The connection the caller's writes went out on. */
+  since: WriteConnection;
   resolve(): void;
   reject(error: unknown): void;
 }
@@ -40,6 +44,12 @@ interface Waiter {
 /**
  * Holds an accepted update's answer until `redis.wait_replicas` replicas hold it, so a
  * failover cannot lose what Telegram was told had arrived (docs/scaling.md).
+ *
+ * A caller takes `connection()` before its writes and passes it to `replicated`: a WAIT
+ * speaks only for writes made on its own connection, so when the connection changed in
+ * between (ioredis reconnected, or a cluster slot moved to the promoted replica) the
+ * caller is refused, and Telegram sends the update again, instead of being told that a
+ * WAIT on a fresh connection, which covers nothing, confirmed it.
  *
  * `WAIT` covers every write its connection made before it, and it holds that connection
  * while it waits, so one WAIT is in flight at a time and it answers everyone who asked
@@ -54,9 +64,14 @@ export class ReplicaAcknowledger {
   #problem: string | undefined;
 
   constructor(
-    private readonly redis: WaitingClient,
+    private readonly redis: ReplicaWait,
     private readonly settings: () => ReplicaWaitSettings,
   ) {}
+
+  /** The connection writes go out on now: taken before the writes `replicated` confirms. */
+  connection(): WriteConnection {
+    return this.redis.connection();
+  }
 
   get enabled(): boolean {
     return this.settings().replicas > 0;
@@ -74,14 +89,15 @@ export class ReplicaAcknowledger {
   }
 
   /**
-   * Resolves once the configured number of replicas hold every write this process's
-   * connection made before the call; at once when none is configured. Rejects with a
-   * ReplicaAckError when fewer did within the timeout, or with Redis's error.
+   * Resolves once the configured number of replicas hold every write made on `since`
+   * (the `connection()` taken before them) up to the call; at once when none is
+   * configured. Rejects with a ReplicaAckError when fewer did within the timeout or
+   * the connection is no longer `since`, or with Redis's error.
    */
-  replicated(): Promise<void> {
+  replicated(since: WriteConnection): Promise<void> {
     if (!this.enabled) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      this.#next.push({ resolve, reject });
+      this.#next.push({ since, resolve, reject });
       if (!this.#waiting) this.#send();
     });
   }
@@ -97,13 +113,14 @@ export class ReplicaAcknowledger {
           acknowledged >= replicas
             ? undefined
             : new ReplicaAckError(acknowledged, replicas, timeoutMs);
-        this.#settle(group, error);
+        // Read after the answer: a WAIT that ioredis re-sent on a new connection shows.
+        this.#settle(group, error, this.redis.connection());
       },
       (error: unknown) => this.#settle(group, error ?? new Error('WAIT failed')),
     );
   }
 
-  #settle(group: Waiter[], error: unknown): void {
+  #settle(group: Waiter[], error: unknown, waitedOn?: WriteConnection): void {
     this.#waiting = false;
     if (error === undefined) {
       this.#failingSince = undefined;
@@ -114,8 +131,19 @@ export class ReplicaAcknowledger {
     }
     if (this.#next.length > 0) this.#send();
     for (const waiter of group) {
-      if (error === undefined) waiter.resolve();
-      else waiter.reject(error);
+      if (error !== undefined) waiter.reject(error);
+      else if (waiter.since === undefined || waiter.since !== waitedOn) {
+        waiter.reject(connectionChanged(this.settings()));
+      } else waiter.resolve();
     }
   }
+}
+
+function connectionChanged({ replicas, timeoutMs }: ReplicaWaitSettings): ReplicaAckError {
+  return new ReplicaAckError(
+    0,
+    replicas,
+    timeoutMs,
+    'the Redis connection changed between the writes and their WAIT: replicas could not confirm them',
+  );
 }

@@ -134,8 +134,9 @@ export class WebhookRoutes implements OnModuleInit {
       return send(reply, 400, badRequestReply(parsed.error));
     }
     try {
+      const since = this.intake.writeConnection();
       const result = await this.intake.accept(bot, parsed.update, body, UpdateSource.Webhook);
-      await this.intake.replicated();
+      await this.intake.replicated(since);
       return send(reply, 202, acceptedReply(result));
     } catch (error) {
       if (error instanceof ReplicaAckError) {
