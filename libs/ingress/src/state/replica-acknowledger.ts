@@ -68,9 +68,13 @@ export class ReplicaAcknowledger {
     private readonly settings: () => ReplicaWaitSettings,
   ) {}
 
-  /** The connection writes go out on now: taken before the writes `replicated` confirms. */
+  /**
+   * The connection writes go out on now: taken before the writes `replicated` confirms.
+   * Not looked up while no replica is asked for (a reload that asks for one in between
+   * refuses that caller once: safe).
+   */
   connection(): WriteConnection {
-    return this.redis.connection();
+    return this.enabled ? this.redis.connection() : undefined;
   }
 
   get enabled(): boolean {
