@@ -1,6 +1,13 @@
 import { ConfigService } from '@relaygram/config';
-import type { Queue } from 'bullmq';
-import { DeadReason, JobName, drainJobId, laneId, type DrainLaneJob } from '@relaygram/contracts';
+import { Queue } from 'bullmq';
+import {
+  DeadReason,
+  JobName,
+  QueueName,
+  drainJobId,
+  laneId,
+  type DrainLaneJob,
+} from '@relaygram/contracts';
 import { encodeEntry, newDeliveryId, readRouteStats } from '@relaygram/queue';
 import { type RecordingReceiver, eventually, updateIdOf } from '@relaygram/testing';
 import {
@@ -67,6 +74,69 @@ routes:
       what: 'the drained lane released',
     });
     expect(h.logs.some((l) => l.msg === 'lanes reconciled' && Number(l.restarted) >= 1)).toBe(true);
+  });
+
+  it('keeps reconciling after a failover lost the next run of its schedule', async () => {
+    h.writeConfig(`
+routes:
+  - name: lost-schedule
+    target_url: ${receiver.url}/lost-schedule
+    ordering: strict
+    retry: { backoff_cap: 3s }
+`);
+    let first = true;
+    receiver.respondWith(() => {
+      if (first) {
+        first = false;
+        return { status: 429, headers: { 'retry-after': '3' } };
+      }
+      return { status: 204 };
+    });
+    await h.start({ reconcileEveryMs: 500, lingerMs: 100 });
+    for (let id = 1; id <= 3; id++) await h.enqueue(messageUpdate(id, id));
+    await receiver.waitFor(1);
+
+    // BullMQ adds a schedule's next run as it starts the current one; a failover that
+    // loses that write leaves the schedule without any run to come. Here the pending
+    // runs of the reconcile schedule go, and so does the job that would wake the lane.
+    const maintenance = new Queue(QueueName.Maintenance, {
+      connection: h.fixture.redis,
+      prefix: h.fixture.ctx.keys.bullPrefix,
+    });
+    try {
+      await eventually(async () => (await maintenance.getDelayed()).length > 0, {
+        what: 'the next reconcile run scheduled',
+      });
+      // BullMQ refuses to remove a schedule's run: the writes are undone by hand, as the
+      // promoted replica would never have had them.
+      for (const job of await maintenance.getJobs(['delayed', 'wait'])) {
+        if (job.name !== JobName.ReconcileLanes || !job.id) continue;
+        await h.fixture.redis
+          .multi()
+          .zrem(maintenance.keys.delayed as string, job.id)
+          .lrem(maintenance.keys.wait as string, 0, job.id)
+          .del(maintenance.toKey(job.id))
+          .exec();
+      }
+      expect(
+        (await maintenance.getJobs(['delayed', 'wait'])).filter(
+          (job) => job.name === JobName.ReconcileLanes,
+        ),
+      ).toHaveLength(0);
+    } finally {
+      await maintenance.close();
+    }
+    const queue = h.fixture.scheduler.queue('lost-schedule');
+    await eventually(async () => (await queue.getDelayed()).length > 0, {
+      what: 'the wake job delayed by the retry',
+    });
+    for (const job of await queue.getDelayed()) await job.remove();
+
+    await eventually(() => receiver.deliveries.length === 4, {
+      timeoutMs: 15_000,
+      what: 'the schedule back, the lane restarted by a reconcile and drained',
+    });
+    expect(receiver.deliveries.map(updateIdOf)).toEqual([1, 1, 2, 3]);
   });
 
   it('after an upgrade, delivers the lanes and drain-lane jobs the previous engine left in Redis', async () => {

@@ -36,7 +36,6 @@ const MAINTENANCE_JOB_OPTIONS = Object.freeze({
 @Injectable()
 export class MaintenanceScheduler {
   #timer?: NodeJS.Timeout;
-  #scheduled = false;
 
   constructor(
     @Inject(QUEUE_CONTEXT) private readonly ctx: QueueContext,
@@ -71,14 +70,20 @@ export class MaintenanceScheduler {
 
   /**
    * This replica's own round: report the routes it serves, make sure the shared
-   * schedules exist (a Redis outage at start leaves them to a later tick), refresh the
-   * gauges. Failures are logged and retried on the next tick.
+   * schedules exist, refresh the gauges. Failures are logged and retried on the next
+   * tick.
+   *
+   * The schedules are upserted on every tick, not once: BullMQ adds a schedule's next
+   * run as it starts the current one, and a Redis failover can lose that write (the
+   * promoted replica had not received it). The schedule then never runs again, and
+   * with it the reconciler that repairs what the failover broke. Upserting a schedule
+   * whose next run exists keeps that run's time; one whose next run is gone gets it back.
    */
   async #tick(): Promise<void> {
     try {
       const routes = this.maintenance.routes();
       await this.maintenance.reportConfigured(routes);
-      if (!this.#scheduled) await this.#schedule();
+      await this.#schedule();
       await this.#refreshGauges(routes);
     } catch (error) {
       this.logger.warn({ err: error }, 'dispatcher housekeeping failed; retrying on the next tick');
@@ -97,7 +102,6 @@ export class MaintenanceScheduler {
       { every: PRUNE_DEAD_LETTERS_EVERY_MS },
       { name: JobName.PruneDeadLetters, data: {}, opts: MAINTENANCE_JOB_OPTIONS },
     );
-    this.#scheduled = true;
   }
 
   async #refreshGauges(routes: readonly string[]): Promise<void> {
