@@ -113,13 +113,13 @@ export class UpdateIntake {
   }
 
   /**
-   * Resolves once `redis.wait_replicas` replicas hold what this process accepted so far
-   * on `since` (its `writeConnection()` before the accepts)
-   * (at once when none is asked for); the caller acknowledges to Telegram only then: a
+   * Resolves once `redis.wait_replicas` replicas hold what this process wrote on `since`
+   * (its `writeConnection()`, taken before the accepts), at once when none is asked
+   * for; the caller acknowledges to Telegram only then: a
    * webhook answers, a poller confirms its batch. Rejects (ReplicaAckError) when fewer
-   * replicas held it in time: the update is on the primary but would not survive its
-   * failover, so Telegram is asked to send it again (answered `duplicate` if the primary
-   * stays).
+   * replicas held it in time, or the connection changed meanwhile: the update is on the
+   * primary but might not survive its failover, so Telegram is asked to send it again
+   * (answered `duplicate` if the primary stays).
    */
   replicated(since: WriteConnection): Promise<void> {
     return this.replicas.replicated(since);
