@@ -32,14 +32,8 @@ describe('dispatcher: reconciliation', () => {
     },
   );
 
-  it('restarts a lane whose drain job was deleted by hand, and everything arrives', async () => {
-    h.writeConfig(`
-routes:
-  - name: lost
-    target_url: ${receiver.url}/lost
-    ordering: strict
-    retry: { backoff_cap: 3s }
-`);
+  /** The first attempt is told to come back in 3 s: its lane backs off meanwhile. */
+  function answer429Once(): void {
     let first = true;
     receiver.respondWith(() => {
       if (first) {
@@ -48,6 +42,30 @@ routes:
       }
       return { status: 204 };
     });
+  }
+
+  /**
+   * Deletes the job that would wake the route's backed-off lane (it waits in BullMQ's
+   * delayed set until the head's next attempt): only a reconcile can restart the lane.
+   */
+  async function removeWakeJob(route: string): Promise<void> {
+    const queue = h.fixture.scheduler.queue(route);
+    await eventually(async () => (await queue.getDelayed()).length > 0, {
+      what: 'the wake job delayed by the retry',
+    });
+    for (const job of await queue.getDelayed()) await job.remove();
+    expect(await queue.getDelayed()).toHaveLength(0);
+  }
+
+  it('restarts a lane whose drain job was deleted by hand, and everything arrives', async () => {
+    h.writeConfig(`
+routes:
+  - name: lost
+    target_url: ${receiver.url}/lost
+    ordering: strict
+    retry: { backoff_cap: 3s }
+`);
+    answer429Once();
     // Jobs wait only briefly for work, so none is around when the lane comes due.
     await h.start({ reconcileEveryMs: 500, lingerMs: 100 });
     const enqueued = [];
@@ -55,14 +73,8 @@ routes:
     const lane = enqueued[0].deliveries[0].lane;
     await receiver.waitFor(1);
 
-    // The lane backs off until its head's next attempt; the only job that would wake it
-    // then sits in BullMQ's delayed set. An operator deletes it.
-    const queue = h.fixture.scheduler.queue('lost');
-    await eventually(async () => (await queue.getDelayed()).length > 0, {
-      what: 'the wake job delayed by the retry',
-    });
-    for (const job of await queue.getDelayed()) await job.remove();
-    expect(await queue.getDelayed()).toHaveLength(0);
+    // An operator deletes the only job that would wake the backed-off lane.
+    await removeWakeJob('lost');
 
     await eventually(() => receiver.deliveries.length === 6, {
       timeoutMs: 15_000,
@@ -84,14 +96,7 @@ routes:
     ordering: strict
     retry: { backoff_cap: 3s }
 `);
-    let first = true;
-    receiver.respondWith(() => {
-      if (first) {
-        first = false;
-        return { status: 429, headers: { 'retry-after': '3' } };
-      }
-      return { status: 204 };
-    });
+    answer429Once();
     await h.start({ reconcileEveryMs: 500, lingerMs: 100 });
     for (let id = 1; id <= 3; id++) await h.enqueue(messageUpdate(id, id));
     await receiver.waitFor(1);
@@ -126,11 +131,7 @@ routes:
     } finally {
       await maintenance.close();
     }
-    const queue = h.fixture.scheduler.queue('lost-schedule');
-    await eventually(async () => (await queue.getDelayed()).length > 0, {
-      what: 'the wake job delayed by the retry',
-    });
-    for (const job of await queue.getDelayed()) await job.remove();
+    await removeWakeJob('lost-schedule');
 
     await eventually(() => receiver.deliveries.length === 4, {
       timeoutMs: 15_000,
