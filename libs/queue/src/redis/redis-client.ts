@@ -160,6 +160,12 @@ function clusterOptions(
     enableOfflineQueue: blocking,
     enableAutoPipelining: options.autoPipelining === true,
     clusterRetryStrategy: reconnectDelay,
+    // ioredis's ready check fails while the cluster says `cluster_state:fail` (during a
+    // failover), and the client then reconnects without ever settling the `connect()`
+    // that ran the check. A BullMQ worker awaits that promise to restore its blocking
+    // connection after a stalled wait, and would stop taking jobs for good. Without the
+    // check the client is ready at once; commands that meet CLUSTERDOWN are retried.
+    enableReadyCheck: false,
     redisOptions: {
       ...connection,
       username: endpoint.username,
