@@ -245,6 +245,10 @@ describe('OutboundPacer when Redis fails', () => {
       {
         redisTimeoutMs: 200,
         probeEveryMs: 100,
+        // A waiting call whose timer fires more than the transit allowance late takes a
+        // new slot, once (see acquire); on a busy machine the chat's budget would then
+        // refuse it within max_wait. 500 ms keeps the sleeps' lateness out of the test.
+        transitMs: 500,
         logger: { warn: (_f, m) => logs.push(m), info: (_f, m) => logs.push(m) },
       },
     );
