@@ -6,7 +6,7 @@ describe('RELAYGRAM_FAULTS', () => {
     expect(parseFaultInjection(undefined, problems)).toEqual({});
     expect(
       parseFaultInjection(
-        'die_after_claim=0.01, die_after_yield=1,die_after_enqueue=0,max_stalled_count=0,drain_lock_ms=5000',
+        'die_after_claim=0.01, die_after_yield=1,die_after_enqueue=0,max_stalled_count=0,drain_lock_ms=5000,stall_worker_after=3',
         problems,
       ),
     ).toEqual({
@@ -15,6 +15,7 @@ describe('RELAYGRAM_FAULTS', () => {
       dieAfterEnqueue: 0,
       maxStalledCount: 0,
       drainLockMs: 5000,
+      stallWorkerAfter: 3,
     });
     expect(problems).toEqual([]);
   });

@@ -9,7 +9,10 @@
  * - `max_stalled_count=<n>`: BullMQ's stalls before a drain job fails for good (0: at
  *   the first), so only the reconciler repairs;
  * - `drain_lock_ms=<ms>`: a drain job's BullMQ lock (default 30 s), so that a process
- *   paused past its lock can be tested in seconds.
+ *   paused past its lock can be tested in seconds;
+ * - `stall_worker_after=<n>`: each route's worker of a dispatcher stops taking jobs after
+ *   starting n, while it still says it runs (the fault the dispatcher's stall watch
+ *   catches).
  */
 export interface FaultInjection {
   readonly dieAfterClaim?: number;
@@ -17,6 +20,7 @@ export interface FaultInjection {
   readonly dieAfterEnqueue?: number;
   readonly maxStalledCount?: number;
   readonly drainLockMs?: number;
+  readonly stallWorkerAfter?: number;
 }
 
 const RATES = {
@@ -24,7 +28,11 @@ const RATES = {
   die_after_yield: 'dieAfterYield',
   die_after_enqueue: 'dieAfterEnqueue',
 } as const;
-const COUNTS = { max_stalled_count: 'maxStalledCount', drain_lock_ms: 'drainLockMs' } as const;
+const COUNTS = {
+  max_stalled_count: 'maxStalledCount',
+  drain_lock_ms: 'drainLockMs',
+  stall_worker_after: 'stallWorkerAfter',
+} as const;
 
 export function parseFaultInjection(raw: string | undefined, problems: string[]): FaultInjection {
   const faults: Record<string, number> = {};

@@ -34,6 +34,20 @@ export interface DispatcherModuleOptions {
   /** BullMQ's check for jobs of dead workers. */
   stalledIntervalMs?: number;
   /**
+   * A route's worker counts as stuck once a drain job waited this long, first in the
+   * route's queue, while the worker had a free slot and started nothing (see
+   * WorkerStallWatch); `/health/live` then fails so the orchestrator restarts the process.
+   */
+  stallAfterMs?: number;
+  /** How often each route's worker and queue are looked at for a stall. */
+  stallCheckEveryMs?: number;
+  /**
+   * Chaos suite and tests only (RELAYGRAM_FAULTS stall_worker_after): each route's
+   * worker stops taking jobs, while it still says it runs, after starting this many
+   * (0: never).
+   */
+  stallWorkerAfter?: number;
+  /**
    * Chaos suite only (RELAYGRAM_FAULTS): the process kills itself with this probability
    * right after a drain job claimed another lane's head, before sending it...
    */
@@ -55,6 +69,9 @@ export const DISPATCHER_DEFAULTS: ResolvedDispatcherOptions = Object.freeze({
   reconcileEveryMs: RECONCILE_EVERY_MS,
   routeRemovedAfterMs: ROUTE_REMOVED_AFTER_MS,
   stalledIntervalMs: 15_000,
+  stallAfterMs: 60_000,
+  stallCheckEveryMs: 10_000,
+  stallWorkerAfter: 0,
   dieAfterClaim: 0,
   dieAfterYield: 0,
 });
@@ -75,6 +92,7 @@ export function resolveDispatcherOptions(
       maxStalledCount: faults.maxStalledCount,
       dieAfterClaim: faults.dieAfterClaim,
       dieAfterYield: faults.dieAfterYield,
+      stallWorkerAfter: faults.stallWorkerAfter,
     }),
     ...stripUndefined(options ?? {}),
   };

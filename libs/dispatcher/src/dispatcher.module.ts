@@ -18,6 +18,7 @@ import {
 } from './dispatcher-options';
 import { DispatcherReadiness } from './dispatcher-readiness';
 import { RouteFailureTracker } from './health/route-failure-tracker';
+import { WorkerStallMonitor } from './health/worker-stall.monitor';
 import { DispatcherInbox } from './lanes/dispatcher-inbox';
 import { DrainLocks } from './lanes/drain-locks';
 import { LaneDrainer } from './lanes/lane-drainer';
@@ -83,6 +84,7 @@ const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } =
     LaneMaintenance,
     MaintenanceScheduler,
     MaintenanceProcessor,
+    WorkerStallMonitor,
     DispatcherReadiness,
     DispatcherLifecycle,
   ],

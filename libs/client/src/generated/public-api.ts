@@ -28,7 +28,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Liveness probe */
+    /** Liveness probe: the process runs and no feature knows of a fault only a restart mends */
     get: operations['getLiveness'];
     put?: never;
     post?: never;
@@ -657,7 +657,7 @@ export interface operations {
           };
         };
       };
-      /** @description Shutting down */
+      /** @description Shutting down, or a fault only a restart mends: `error` names it */
       503: {
         headers: {
           [name: string]: unknown;

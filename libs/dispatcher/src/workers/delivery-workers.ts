@@ -33,12 +33,26 @@ interface RouteWorker {
   /** BullMQ's connection for this route's worker (it blocks on a duplicate of it). */
   connection: RelaygramRedis;
   running: Promise<void>;
+  /** Jobs this worker started, ever, and those running now: what the stall watch reads. */
+  started: number;
+  active: number;
+}
+
+/** A route's worker as the stall watch looks at it. */
+export interface WorkerActivity {
+  route: string;
+  started: number;
+  freeSlot: boolean;
 }
 
 /** What the workers read of the dispatcher's options (tests of stalled jobs shorten them). */
 type WorkerSettings = Pick<
   ResolvedDispatcherOptions,
-  'stalledIntervalMs' | 'lockDurationMs' | 'maxStalledCount' | 'shutdownGraceMs'
+  | 'stalledIntervalMs'
+  | 'lockDurationMs'
+  | 'maxStalledCount'
+  | 'shutdownGraceMs'
+  | 'stallWorkerAfter'
 >;
 
 /**
@@ -128,7 +142,16 @@ export class DeliveryWorkers {
     });
     const worker: DeliveryWorker = new Worker(
       deliveryQueueName(route),
-      (job: QueueJob<DeliveryJobName>, token?: string) => processor(job, token),
+      async (job: QueueJob<DeliveryJobName>, token?: string) => {
+        entry.started++;
+        entry.active++;
+        if (entry.started === this.settings.stallWorkerAfter) void worker.pause(true);
+        try {
+          return await processor(job, token);
+        } finally {
+          entry.active--;
+        }
+      },
       {
         connection,
         prefix: this.ctx.keys.bullPrefix,
@@ -157,7 +180,16 @@ export class DeliveryWorkers {
     const running = worker.run().catch((error: unknown) => {
       this.logger.error({ route, err: error }, 'delivery worker stopped');
     });
-    const entry: RouteWorker = { route, strict, concurrency, worker, connection, running };
+    const entry: RouteWorker = {
+      route,
+      strict,
+      concurrency,
+      worker,
+      connection,
+      running,
+      started: 0,
+      active: 0,
+    };
     this.#workers.set(route, entry);
   }
 
@@ -172,6 +204,18 @@ export class DeliveryWorkers {
     const closing = this.#close(entry).finally(() => this.#closing.delete(closing));
     this.#closing.add(closing);
     return closing;
+  }
+
+  /**
+   * Each route worker's count of started jobs, and whether it has a slot free; also of a
+   * worker whose loop ended: it takes no jobs either. Those being closed are left out.
+   */
+  activity(): WorkerActivity[] {
+    return [...this.#workers.values()].map((w) => ({
+      route: w.route,
+      started: w.started,
+      freeSlot: w.active < w.concurrency,
+    }));
   }
 
   /** Workers that are running and connected, and those that are not. */

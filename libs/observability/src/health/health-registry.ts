@@ -23,6 +23,17 @@ export interface ReadinessResult {
 }
 
 export type ReadinessCheck = () => Promise<ReadinessResult> | ReadinessResult;
+
+export interface LivenessResult {
+  alive: boolean;
+  detail?: Record<string, unknown>;
+}
+
+/**
+ * What only a restart mends, from what the process already knows: a liveness check
+ * reads no external system, so a Redis outage never restarts every replica at once.
+ */
+export type LivenessCheck = () => LivenessResult;
 export type BotHealthSource = () => Promise<BotHealth[]> | BotHealth[];
 /** Extra top-level fields of /healthz (the gateway's client count...). */
 export type HealthSummarySource = () => Promise<Record<string, unknown>> | Record<string, unknown>;
@@ -58,11 +69,20 @@ export function mergeBotHealth(known: BotHealth, next: BotHealth): BotHealth {
 @Injectable()
 export class HealthRegistry {
   private readonly checks = new Map<string, ReadinessCheck>();
+  private readonly livenessChecks = new Map<string, LivenessCheck>();
   private readonly botSources = new Map<string, BotHealthSource>();
   private readonly summaries = new Map<string, HealthSummarySource>();
 
   addReadinessCheck(name: string, check: ReadinessCheck): void {
     this.checks.set(name, check);
+  }
+
+  addLivenessCheck(name: string, check: LivenessCheck): void {
+    this.livenessChecks.set(name, check);
+  }
+
+  liveness(): ReadonlyMap<string, LivenessCheck> {
+    return this.livenessChecks;
   }
 
   /** `name` is the feature: `ingress` (pollers, webhooks) or `gateway` (getMe). */

@@ -41,12 +41,22 @@ export class HealthController {
     @Inject(QUEUE_CONTEXT) private readonly ctx: QueueContext,
   ) {}
 
-  /** The process runs and its event loop turns; nothing external is checked. */
+  /**
+   * The process runs, its event loop turns, and no feature knows of a fault only a
+   * restart mends (a dispatcher's worker stuck while jobs wait); nothing external is
+   * checked.
+   */
   @Get('health/live')
   @RouteConfig(LIVE_DOC)
   @HealthCheck()
   live() {
-    return this.health.check([]);
+    return this.health.check(
+      [...this.registry.liveness()].map(([name, check]) => (): HealthIndicatorResult => {
+        const session = this.indicator.check(name);
+        const result = check();
+        return result.alive ? session.up(result.detail) : session.down(result.detail);
+      }),
+    );
   }
 
   /** Ready to take traffic: Redis answers, the config is loaded, every feature says it is ready. */

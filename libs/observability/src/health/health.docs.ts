@@ -116,7 +116,11 @@ const probe = (operationId: string, summary: string, down: string) =>
     },
   });
 
-export const LIVE_DOC = probe('getLiveness', 'Liveness probe', 'Shutting down');
+export const LIVE_DOC = probe(
+  'getLiveness',
+  'Liveness probe: the process runs and no feature knows of a fault only a restart mends',
+  'Shutting down, or a fault only a restart mends: `error` names it',
+);
 export const READY_DOC = probe(
   'getReadiness',
   'Readiness probe: Redis answers, the config is loaded, every feature is ready',

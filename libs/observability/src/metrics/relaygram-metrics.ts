@@ -162,6 +162,13 @@ export class RelaygramMetrics {
     collect: this.collect,
   });
 
+  readonly stalledWorkers = new Gauge({
+    name: 'relaygram_dispatcher_stalled_workers',
+    help: "1 while this dispatcher's worker of the route takes no job although one waits and it has a free slot",
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+  });
+
   readonly pullServed = new Counter({
     name: 'relaygram_pull_served_total',
     help: 'Updates handed to pull route clients by getUpdates (again until confirmed), by route',
