@@ -6,7 +6,7 @@ describe('RELAYGRAM_FAULTS', () => {
     expect(parseFaultInjection(undefined, problems)).toEqual({});
     expect(
       parseFaultInjection(
-        'die_after_claim=0.01, die_after_yield=1,die_after_enqueue=0,max_stalled_count=0,drain_lock_ms=5000,stall_worker_after=3',
+        'die_after_claim=0.01, die_after_yield=1,die_after_enqueue=0,max_stalled_count=0,drain_lock_ms=5000,stall_worker_after=3,stall_after_ms=4000',
         problems,
       ),
     ).toEqual({
@@ -16,6 +16,7 @@ describe('RELAYGRAM_FAULTS', () => {
       maxStalledCount: 0,
       drainLockMs: 5000,
       stallWorkerAfter: 3,
+      stallAfterMs: 4000,
     });
     expect(problems).toEqual([]);
   });

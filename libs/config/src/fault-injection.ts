@@ -12,7 +12,9 @@
  *   paused past its lock can be tested in seconds;
  * - `stall_worker_after=<n>`: each route's worker of a dispatcher stops taking jobs after
  *   starting n, while it still says it runs (the fault the dispatcher's stall watch
- *   catches).
+ *   catches);
+ * - `stall_after_ms=<ms>`: how long the stall watch lets a job wait (default 60 s), so
+ *   that a stuck worker is caught in seconds.
  */
 export interface FaultInjection {
   readonly dieAfterClaim?: number;
@@ -21,6 +23,7 @@ export interface FaultInjection {
   readonly maxStalledCount?: number;
   readonly drainLockMs?: number;
   readonly stallWorkerAfter?: number;
+  readonly stallAfterMs?: number;
 }
 
 const RATES = {
@@ -32,6 +35,7 @@ const COUNTS = {
   max_stalled_count: 'maxStalledCount',
   drain_lock_ms: 'drainLockMs',
   stall_worker_after: 'stallWorkerAfter',
+  stall_after_ms: 'stallAfterMs',
 } as const;
 
 export function parseFaultInjection(raw: string | undefined, problems: string[]): FaultInjection {

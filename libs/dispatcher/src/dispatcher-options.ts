@@ -93,6 +93,12 @@ export function resolveDispatcherOptions(
       dieAfterClaim: faults.dieAfterClaim,
       dieAfterYield: faults.dieAfterYield,
       stallWorkerAfter: faults.stallWorkerAfter,
+      stallAfterMs: faults.stallAfterMs,
+      // A shortened watch looks often enough to catch a stall within its period.
+      stallCheckEveryMs:
+        faults.stallAfterMs === undefined
+          ? undefined
+          : Math.min(DISPATCHER_DEFAULTS.stallCheckEveryMs, Math.ceil(faults.stallAfterMs / 4)),
     }),
     ...stripUndefined(options ?? {}),
   };

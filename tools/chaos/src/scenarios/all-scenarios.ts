@@ -13,6 +13,7 @@ import { rollingSigterm } from './rolling-sigterm.scenario';
 import type { Scenario } from './scenario';
 import { slowRoute } from './slow-route.scenario';
 import { stalledForGood } from './stalled-for-good.scenario';
+import { stuckWorkers } from './stuck-workers.scenario';
 import { webhookIngressKill } from './webhook-ingress-kill.scenario';
 
 /** In the order they run. */
@@ -29,6 +30,7 @@ export const SCENARIOS: readonly Scenario[] = [
   dispatcherKillInClaim,
   ingressKillBeforeArm,
   stalledForGood,
+  stuckWorkers,
   rollingSigterm,
   reloadRoutes,
   drainJobsDeleted,

@@ -1,0 +1,54 @@
+import { DISPATCHER_SLOTS } from '../harness/chaos-cluster';
+import { LivenessRestarts } from '../harness/liveness-restarts';
+import { LogMarks } from '../harness/log-marks';
+import type { Scenario } from './scenario';
+
+const STALL_AFTER_MS = 4_000;
+/** Drain jobs each dispatcher's route workers start before they stop taking any. */
+const JOBS_BEFORE_STALL = [4, 7];
+
+/**
+ * Every route worker of both dispatchers stops taking jobs after starting a few (a drain
+ * job claims lane after lane, so a few carry a route for a while), while it still says
+ * it runs (`stall_worker_after`), as one parked for good on a reconnect did: readiness,
+ * heartbeats and the running jobs all look fine. Once the
+ * same job has waited first in a route's queue for 4 s (`stall_after_ms`) with no job
+ * started, the dispatcher fails `/health/live`; the run restarts it the way
+ * Kubernetes does (SIGTERM, SIGKILL after 10 s), and the restarted process stalls
+ * again a few jobs later, during the load and the drain alike.
+ */
+export const stuckWorkers: Scenario = {
+  name: 'stuck-workers',
+  summary: 'route workers stop taking jobs while they say they run; liveness restarts them',
+  faults: Object.fromEntries(
+    DISPATCHER_SLOTS.map((slot, i) => [
+      slot,
+      `stall_worker_after=${JOBS_BEFORE_STALL[i % JOBS_BEFORE_STALL.length]},stall_after_ms=${STALL_AFTER_MS}`,
+    ]),
+  ),
+  async body({ cluster, quick, log }, traffic) {
+    const marks = new LogMarks(cluster.dispatchers);
+    const restarts = new LivenessRestarts(cluster.dispatchers, log);
+    await traffic.load(quick ? 1_500 : 12_000, quick ? 100 : 150);
+    return {
+      drainDeadlineMs: quick ? 150_000 : 240_000,
+      lastFaultAt: () => restarts.lastRestartAt,
+      notes: [
+        () =>
+          `${restarts.restarts} dispatchers restarted on a failing /health/live ` +
+          `(${marks.count('route worker takes no jobs while one waits and it has a free slot; /health/live fails so the process is restarted')} stalls logged)`,
+      ],
+      checks: [
+        () =>
+          restarts.restarts > 0
+            ? undefined
+            : 'no dispatcher failed /health/live: the stuck workers went unnoticed',
+        () =>
+          restarts.reasons.every((r) => r.startsWith('route workers take no jobs while jobs wait'))
+            ? undefined
+            : `liveness failed for another reason: ${restarts.reasons.find((r) => !r.startsWith('route workers'))}`,
+      ],
+      cleanup: () => restarts.stop(),
+    };
+  },
+};
