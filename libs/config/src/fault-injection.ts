@@ -10,9 +10,9 @@
  *   the first), so only the reconciler repairs;
  * - `drain_lock_ms=<ms>`: a drain job's BullMQ lock (default 30 s), so that a process
  *   paused past its lock can be tested in seconds;
- * - `stall_worker_after=<n>`: each route's worker of a dispatcher stops taking jobs after
- *   starting n, while it still says it runs (the fault the dispatcher's stall watch
- *   catches);
+ * - `stall_worker_after=<n>`: each worker of a dispatcher (every route's, the maintenance
+ *   one) stops taking jobs after starting n, while it still says it runs (the fault the
+ *   dispatcher's stall watch catches);
  * - `stall_after_ms=<ms>`: how long the stall watch lets a job wait (default 60 s), so
  *   that a stuck worker is caught in seconds.
  */

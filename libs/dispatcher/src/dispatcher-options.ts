@@ -34,17 +34,17 @@ export interface DispatcherModuleOptions {
   /** BullMQ's check for jobs of dead workers. */
   stalledIntervalMs?: number;
   /**
-   * A route's worker counts as stuck once a drain job waited this long, first in the
-   * route's queue, while the worker had a free slot and started nothing (see
-   * WorkerStallWatch); `/health/live` then fails so the orchestrator restarts the process.
+   * A worker (a route's, or the maintenance one) counts as stuck once a job waited this
+   * long, first in its queue (or first of its delayed jobs, due), while the worker had a
+   * free slot and started nothing (see WorkerStallWatch); `/health/live` then fails so
+   * the orchestrator restarts the process.
    */
   stallAfterMs?: number;
-  /** How often each route's worker and queue are looked at for a stall. */
+  /** How often each worker and its queue are looked at for a stall. */
   stallCheckEveryMs?: number;
   /**
-   * Chaos suite and tests only (RELAYGRAM_FAULTS stall_worker_after): each route's
-   * worker stops taking jobs, while it still says it runs, after starting this many
-   * (0: never).
+   * Chaos suite and tests only (RELAYGRAM_FAULTS stall_worker_after): each worker stops
+   * taking jobs, while it still says it runs, after starting this many (0: never).
    */
   stallWorkerAfter?: number;
   /**

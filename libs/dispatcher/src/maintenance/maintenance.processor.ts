@@ -4,6 +4,8 @@ import type { Job } from 'bullmq';
 import { JobName, QueueName } from '@relaygram/contracts';
 import { RELAYGRAM_LOGGER } from '@relaygram/observability';
 import type { Logger } from 'pino';
+import { DISPATCHER_OPTIONS, type ResolvedDispatcherOptions } from '../dispatcher-options';
+import type { WorkerActivity } from '../workers/delivery-workers';
 import { processorFor } from '../workers/job-processors';
 import { LaneMaintenance } from './lane-maintenance';
 
@@ -16,10 +18,14 @@ import { LaneMaintenance } from './lane-maintenance';
 @Processor(QueueName.Maintenance, { concurrency: 1 })
 export class MaintenanceProcessor extends WorkerHost {
   readonly #dispatch: (job: Job, token?: string) => Promise<unknown>;
+  #started = 0;
+  #active = 0;
 
   constructor(
     maintenance: LaneMaintenance,
     @Inject(RELAYGRAM_LOGGER) private readonly logger: Logger,
+    @Inject(DISPATCHER_OPTIONS)
+    private readonly options: Pick<ResolvedDispatcherOptions, 'stallWorkerAfter'>,
   ) {
     super();
     this.#dispatch = processorFor(QueueName.Maintenance, {
@@ -28,8 +34,33 @@ export class MaintenanceProcessor extends WorkerHost {
     });
   }
 
-  process(job: Job, token?: string): Promise<unknown> {
-    return this.#dispatch(job, token);
+  async process(job: Job, token?: string): Promise<unknown> {
+    this.#started++;
+    this.#active++;
+    if (this.#started === this.options.stallWorkerAfter) void this.worker.pause(true);
+    try {
+      return await this.#dispatch(job, token);
+    } finally {
+      this.#active--;
+    }
+  }
+
+  /** What the stall watch reads of this worker; undefined before it exists. */
+  activity(): WorkerActivity | undefined {
+    let worker: typeof this.worker;
+    try {
+      worker = this.worker;
+    } catch {
+      return undefined;
+    }
+    return {
+      name: 'maintenance',
+      queue: worker.name,
+      waitKey: worker.keys.wait as string,
+      delayedKey: worker.keys.delayed as string,
+      started: this.#started,
+      freeSlot: this.#active < 1,
+    };
   }
 
   /** True while the worker takes jobs. */

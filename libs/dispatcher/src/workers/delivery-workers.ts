@@ -38,9 +38,15 @@ interface RouteWorker {
   active: number;
 }
 
-/** A route's worker as the stall watch looks at it. */
+/** A worker as the stall watch looks at it: its queue's keys and what it has taken. */
 export interface WorkerActivity {
-  route: string;
+  /** For people: `route <name>`, `maintenance`. */
+  name: string;
+  /** The BullMQ queue (unique, unlike route names against `maintenance`). */
+  queue: string;
+  /** The queue's wait list and delayed set. */
+  waitKey: string;
+  delayedKey: string;
   started: number;
   freeSlot: boolean;
 }
@@ -212,7 +218,10 @@ export class DeliveryWorkers {
    */
   activity(): WorkerActivity[] {
     return [...this.#workers.values()].map((w) => ({
-      route: w.route,
+      name: `route ${w.route}`,
+      queue: w.worker.name,
+      waitKey: w.worker.keys.wait as string,
+      delayedKey: w.worker.keys.delayed as string,
       started: w.started,
       freeSlot: w.active < w.concurrency,
     }));

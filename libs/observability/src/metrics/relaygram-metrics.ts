@@ -164,8 +164,8 @@ export class RelaygramMetrics {
 
   readonly stalledWorkers = new Gauge({
     name: 'relaygram_dispatcher_stalled_workers',
-    help: "1 while this dispatcher's worker of the route takes no job although one waits and it has a free slot",
-    labelNames: ['route'] as const,
+    help: "1 while this dispatcher's worker of the queue (delivery.<route>, maintenance) takes no job although one waits and it has a free slot",
+    labelNames: ['queue'] as const,
     registers: [this.registry],
   });
 

@@ -8,18 +8,18 @@ const STALL_AFTER_MS = 4_000;
 const JOBS_BEFORE_STALL = [4, 7];
 
 /**
- * Every route worker of both dispatchers stops taking jobs after starting a few (a drain
- * job claims lane after lane, so a few carry a route for a while), while it still says
- * it runs (`stall_worker_after`), as one parked for good on a reconnect did: readiness,
- * heartbeats and the running jobs all look fine. Once the
- * same job has waited first in a route's queue for 4 s (`stall_after_ms`) with no job
- * started, the dispatcher fails `/health/live`; the run restarts it the way
+ * Every worker of both dispatchers (each route's and the maintenance one) stops taking
+ * jobs after starting a few, while it still says it runs (`stall_worker_after`), as one
+ * parked for good on a reconnect did: readiness, heartbeats and the running jobs all
+ * look fine. A drain job claims lane after lane, so a few jobs carry a route for a
+ * while. Once the same job has waited first in a queue for 4 s (`stall_after_ms`) with
+ * no job started, the dispatcher fails `/health/live`; the run restarts it the way
  * Kubernetes does (SIGTERM, SIGKILL after 10 s), and the restarted process stalls
  * again a few jobs later, during the load and the drain alike.
  */
 export const stuckWorkers: Scenario = {
   name: 'stuck-workers',
-  summary: 'route workers stop taking jobs while they say they run; liveness restarts them',
+  summary: 'workers stop taking jobs while they say they run; liveness restarts them',
   faults: Object.fromEntries(
     DISPATCHER_SLOTS.map((slot, i) => [
       slot,
@@ -36,7 +36,7 @@ export const stuckWorkers: Scenario = {
       notes: [
         () =>
           `${restarts.restarts} dispatchers restarted on a failing /health/live ` +
-          `(${marks.count('route worker takes no jobs while one waits and it has a free slot; /health/live fails so the process is restarted')} stalls logged)`,
+          `(${marks.count('worker takes no jobs while one waits')} stalls logged)`,
       ],
       checks: [
         () =>
@@ -44,9 +44,9 @@ export const stuckWorkers: Scenario = {
             ? undefined
             : 'no dispatcher failed /health/live: the stuck workers went unnoticed',
         () =>
-          restarts.reasons.every((r) => r.startsWith('route workers take no jobs while jobs wait'))
+          restarts.reasons.every((r) => r.startsWith('workers take no jobs while jobs wait'))
             ? undefined
-            : `liveness failed for another reason: ${restarts.reasons.find((r) => !r.startsWith('route workers'))}`,
+            : `liveness failed for another reason: ${restarts.reasons.find((r) => !r.startsWith('workers take no jobs'))}`,
       ],
       cleanup: () => restarts.stop(),
     };
