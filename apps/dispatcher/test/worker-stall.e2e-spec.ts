@@ -1,4 +1,5 @@
 import { type RecordingReceiver, eventually } from '@relaygram/testing';
+import type { DispatcherModuleOptions } from '@relaygram/dispatcher';
 import type { RunningApp } from '@relaygram/platform';
 import {
   DispatcherHarness,
@@ -55,6 +56,16 @@ describe('dispatcher: a route worker that takes no jobs', () => {
     },
   );
 
+  /** A dispatcher whose workers stop taking jobs after `jobs` each, watched closely. */
+  function startStalling(jobs: number, options: DispatcherModuleOptions = {}) {
+    return h.start({
+      stallWorkerAfter: jobs,
+      stallAfterMs: 1500,
+      stallCheckEveryMs: 200,
+      ...options,
+    });
+  }
+
   it('fails liveness, logs and counts it, while its jobs wait with a slot free', async () => {
     h.writeConfig(`
 routes:
@@ -64,12 +75,7 @@ routes:
 `);
     // The worker stops fetching after its second job, and still says it runs, as one
     // parked on a connection that never comes back does.
-    const app = await h.start({
-      stallWorkerAfter: 2,
-      stallAfterMs: 1500,
-      stallCheckEveryMs: 200,
-      lingerMs: 100,
-    });
+    const app = await startStalling(2, { lingerMs: 100 });
     await h.enqueue(messageUpdate(1, 1));
     await receiver.waitFor(1);
     await h.enqueue(messageUpdate(2, 2));
@@ -113,12 +119,7 @@ routes:
 `);
     // The reconcile schedule's next run is a delayed job: with its only worker stuck,
     // nobody moves it to the wait list.
-    const app = await h.start({
-      stallWorkerAfter: 2,
-      stallAfterMs: 1500,
-      stallCheckEveryMs: 200,
-      reconcileEveryMs: 300,
-    });
+    const app = await startStalling(2, { reconcileEveryMs: 300 });
     const failed = await failingLiveness(app, 'maintenance');
     expect(failed.body.error?.dispatcher?.message).toBe(
       'workers take no jobs while jobs wait: maintenance',
@@ -141,12 +142,7 @@ routes:
     });
     // The one job started tries the head, is told to come back in 1 s and ends; the
     // lane's wake is a delayed job that only a worker moves to the wait list.
-    const app = await h.start({
-      stallWorkerAfter: 1,
-      stallAfterMs: 1500,
-      stallCheckEveryMs: 200,
-      lingerMs: 100,
-    });
+    const app = await startStalling(1, { lingerMs: 100 });
     await h.enqueue(messageUpdate(1, 1));
     await receiver.waitFor(1);
     const failed = await failingLiveness(app, 'delivery.backoff');
