@@ -14,8 +14,8 @@ import {
   type ResolvedDispatcherOptions,
 } from '../dispatcher-options';
 import { MaintenanceProcessor } from '../maintenance/maintenance.processor';
-import { DeliveryWorkers, type WorkerActivity } from '../workers/delivery-workers';
-import { WorkerStallWatch, type WorkerStall } from './worker-stall';
+import { DeliveryWorkers } from '../workers/delivery-workers';
+import { WorkerStallWatch, type WorkerActivity, type WorkerStall } from './worker-stall';
 
 const READ_TIMEOUT_MS = 2000;
 /** BullMQ's delayed set scores a job by its due time (ms) times 0x1000, plus a counter. */

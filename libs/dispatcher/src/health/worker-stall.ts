@@ -1,3 +1,16 @@
+/** A worker as the stall watch looks at it: its queue's keys and what it has taken. */
+export interface WorkerActivity {
+  /** For people: `route <name>`, `maintenance`. */
+  name: string;
+  /** The BullMQ queue (unique, unlike route names against `maintenance`). */
+  queue: string;
+  /** The queue's wait list and delayed set. */
+  waitKey: string;
+  delayedKey: string;
+  started: number;
+  freeSlot: boolean;
+}
+
 /** What one look at a route's worker and its queue found. */
 export interface WorkerSample {
   /** Id of the oldest job in the route's BullMQ wait list; undefined when none waits. */

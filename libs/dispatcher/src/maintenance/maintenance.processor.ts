@@ -5,7 +5,7 @@ import { JobName, QueueName } from '@relaygram/contracts';
 import { RELAYGRAM_LOGGER } from '@relaygram/observability';
 import type { Logger } from 'pino';
 import { DISPATCHER_OPTIONS, type ResolvedDispatcherOptions } from '../dispatcher-options';
-import type { WorkerActivity } from '../workers/delivery-workers';
+import type { WorkerActivity } from '../health/worker-stall';
 import { processorFor } from '../workers/job-processors';
 import { LaneMaintenance } from './lane-maintenance';
 

@@ -17,6 +17,7 @@ import {
   DISPATCHER_OPTIONS,
   type ResolvedDispatcherOptions,
 } from '../dispatcher-options';
+import type { WorkerActivity } from '../health/worker-stall';
 import { DrainLocks } from '../lanes/drain-locks';
 import { LaneDrainer, type DrainingJob } from '../lanes/lane-drainer';
 import { processorFor, type QueueJob } from './job-processors';
@@ -36,19 +37,6 @@ interface RouteWorker {
   /** Jobs this worker started, ever, and those running now: what the stall watch reads. */
   started: number;
   active: number;
-}
-
-/** A worker as the stall watch looks at it: its queue's keys and what it has taken. */
-export interface WorkerActivity {
-  /** For people: `route <name>`, `maintenance`. */
-  name: string;
-  /** The BullMQ queue (unique, unlike route names against `maintenance`). */
-  queue: string;
-  /** The queue's wait list and delayed set. */
-  waitKey: string;
-  delayedKey: string;
-  started: number;
-  freeSlot: boolean;
 }
 
 /** What the workers read of the dispatcher's options (tests of stalled jobs shorten them). */
