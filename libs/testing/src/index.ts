@@ -66,6 +66,7 @@ export { pngHead } from './png-head';
 export { workspaceRoot } from './process/workspace-root';
 export { CliArgs } from './process/cli-args';
 export { closedPort } from './process/closed-port';
+export { stablePort } from './process/stable-port';
 export {
   describeApiDocuments,
   type DocumentedApp,

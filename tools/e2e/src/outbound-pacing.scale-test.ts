@@ -3,12 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, startRedisServer, type LocalRedis } from '@relaygram/queue';
+import { startRedisServer, type LocalRedis } from '@relaygram/queue';
 import {
   EmulatorControlClient,
   RecordingReceiver,
   type AddBotOptions,
   type BotIdentity,
+  stablePort,
 } from '@relaygram/testing';
 import { request } from 'undici';
 import { AppProcess, REPO, stopAll } from './support/app-process';
@@ -56,7 +57,7 @@ async function startEmulatorProcess(bots: AddBotOptions[]): Promise<EmulatorProc
     process.execPath,
     [main, JSON.stringify({ bots, historyLimit: 100_000, messageLimit: 20_000 })],
     {
-      env: { PATH: process.env.PATH ?? '', PORT: String(await freePort()), HOST: '127.0.0.1' },
+      env: { PATH: process.env.PATH ?? '', PORT: String(await stablePort()), HOST: '127.0.0.1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { loadConfigOrThrow, type RelaygramConfig } from '@relaygram/config';
 import { RedisKeys } from '@relaygram/contracts';
 import { createRedis, type RelaygramRedis } from '@relaygram/queue';
-import { TelegramEmulator, type BotIdentity } from '@relaygram/testing';
+import { TelegramEmulator, type BotIdentity, stablePort } from '@relaygram/testing';
 import { request } from 'undici';
 import { stringify } from 'yaml';
 import { AppSlot, sleep, type AppName } from './app-process';
@@ -22,7 +22,6 @@ import {
   type ReceiverName,
 } from './chaos-config';
 import { RedisProcess } from './redis-process';
-import { stablePort } from './stable-port';
 import { TcpProxy } from './tcp-proxy';
 
 export const INGRESS_SLOTS = ['ingress-a', 'ingress-b'] as const;

@@ -2,8 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { findRedisServer, redisAnswers } from '@relaygram/queue';
 import { sleep, stamp } from './app-process';
-import { stablePort } from './stable-port';
-import { exited, killHard, stopProcess, trackChild } from '@relaygram/testing';
+import { exited, killHard, stopProcess, trackChild, stablePort } from '@relaygram/testing';
 
 /**
  * A private redis-server for the run, configured as shipped in docker compose: AOF with

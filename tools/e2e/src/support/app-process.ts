@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort } from '@relaygram/queue';
-import { stopProcess } from '@relaygram/testing';
+import { stablePort, stopProcess } from '@relaygram/testing';
 
 export const REPO = join(__dirname, '..', '..', '..', '..');
 
@@ -37,8 +36,10 @@ export class AppProcess {
     options: { name?: string; port?: number } = {},
   ): Promise<AppProcess> {
     const name = options.name ?? app;
-    const port = options.port ?? (await freePort());
-    const adminPort = await freePort();
+    // Below the ephemeral range: a port from listen(0) can be taken by one of the many
+    // outgoing connections before the app, still booting, listens on it.
+    const port = options.port ?? (await stablePort());
+    const adminPort = await stablePort();
     const child = spawn(process.execPath, [appMain(app)], {
       cwd: REPO,
       env: {

@@ -1,8 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort } from '@relaygram/queue';
-import type { BotIdentity, RecordingReceiver, TelegramEmulator } from '@relaygram/testing';
+import {
+  stablePort,
+  type BotIdentity,
+  type RecordingReceiver,
+  type TelegramEmulator,
+} from '@relaygram/testing';
 import { AppProcess, eventually, type AppName } from './app-process';
 
 /** The hash-tagged prefix that keeps every key of an install in one cluster slot. */
@@ -43,7 +47,7 @@ export async function startTwoBotInstall(
 ): Promise<TwoBotInstall> {
   const pollBot = emulator.addBot({ username: `poll_bot_${randomBytes(3).toString('hex')}` });
   const hookBot = emulator.addBot({ username: `hook_bot_${randomBytes(3).toString('hex')}` });
-  const ingressPort = await freePort();
+  const ingressPort = await stablePort();
   const configPath = join(dir, 'relaygram.yaml');
   writeFileSync(
     configPath,

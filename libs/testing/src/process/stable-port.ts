@@ -25,11 +25,11 @@ function bindable(port: number): Promise<boolean> {
 }
 
 /**
- * A free loopback port below the ephemeral range, for a process that is killed and
- * started again on the same port. A port from `listen(0)` lies in the range every
- * outgoing connection takes its local port from: between a kill and the restart, one
- * of the hundreds of connections to Redis may take it, and the restart fails with
- * EADDRINUSE. Below the range, only another listener can.
+ * A free loopback port below the ephemeral range, for a child process to listen on. A
+ * port from `listen(0)` lies in the range every outgoing connection takes its local
+ * port from: while the child boots, or between a kill and its restart, one of the
+ * hundreds of connections to Redis may take it, and the child fails with EADDRINUSE.
+ * Below the range, only another listener can.
  */
 export async function stablePort(): Promise<number> {
   const top = ephemeralStart() - 1;
