@@ -9,3 +9,4 @@ export * from './bot-state';
 export * from './features';
 export * from './logger-token';
 export * from './delivery-log';
+export * from './outbox';

@@ -207,6 +207,14 @@ export class RedisKeys {
     return `${this.prefix}:dead-bot:${bot}`;
   }
 
+  /**
+   * Hash of one outbox send (status, method, chat, attempts, times, Telegram's result
+   * or error), kept OUTBOX_RECORD_TTL_MS after its last change.
+   */
+  outboxSend(bot: string, id: string): string {
+    return `${this.prefix}:outbox:${bot}:${id}`;
+  }
+
   /** The one poller of a bot holds this lease. */
   pollerLease(bot: string): string {
     return `${this.prefix}:poller-lease:${bot}`;

@@ -10,6 +10,8 @@ import type { Logger } from 'pino';
 import { DeliveryAttempts } from './delivery/delivery-attempts';
 import { DispatcherInbox } from './lanes/dispatcher-inbox';
 import { MaintenanceScheduler } from './maintenance/maintenance-scheduler';
+import { drainedRoutes } from './outbox/outbox-route';
+import { OutboxSender } from './outbox/outbox-sender';
 import { RouteRuntimes } from './routes/route-runtimes';
 import { DeliveryWorkers } from './workers/delivery-workers';
 
@@ -28,14 +30,16 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
     private readonly workers: DeliveryWorkers,
     private readonly inbox: DispatcherInbox,
     private readonly attempts: DeliveryAttempts,
+    private readonly outbox: OutboxSender,
     private readonly maintenance: MaintenanceScheduler,
     @Inject(RELAYGRAM_LOGGER) private readonly logger: Logger,
   ) {}
 
   onApplicationBootstrap(): void {
     const { routes } = this.config.config;
-    this.routes.apply(routes);
-    for (const route of routes) {
+    const drained = drainedRoutes(this.config.config);
+    this.routes.apply(drained);
+    for (const route of drained) {
       this.workers.ensure(route.name, route.concurrency, route.ordering === 'strict');
     }
     this.inbox.start();
@@ -63,17 +67,18 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
     await this.inbox.leave();
     this.maintenance.stop();
     await this.workers.close();
-    await Promise.all([this.attempts.close(), this.inbox.close()]);
+    await Promise.all([this.attempts.close(), this.outbox.close(), this.inbox.close()]);
   }
 
   async #apply(next: RelaygramConfig): Promise<void> {
-    const changes = this.routes.apply(next.routes);
-    for (const route of next.routes) {
+    const drained = drainedRoutes(next);
+    const changes = this.routes.apply(drained);
+    for (const route of drained) {
       this.workers.ensure(route.name, route.concurrency, route.ordering === 'strict');
     }
     const removals = changes.removed.map((name) => this.workers.remove(name));
     await this.inbox.announce();
-    await this.attempts.reload(next);
+    await Promise.all([this.attempts.reload(next), this.outbox.reload(next)]);
     if (changes.added.length || changes.changed.length || changes.removed.length) {
       this.logger.info(changes, 'dispatcher routes reloaded');
     }

@@ -29,6 +29,7 @@ import {
 } from './maintenance/maintenance-connection';
 import { MaintenanceProcessor } from './maintenance/maintenance.processor';
 import { MaintenanceScheduler } from './maintenance/maintenance-scheduler';
+import { OutboxSender } from './outbox/outbox-sender';
 import { RouteRuntimes } from './routes/route-runtimes';
 import { DeliveryWorkers } from './workers/delivery-workers';
 
@@ -77,6 +78,7 @@ const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } =
     TargetClient,
     WebhookReplyExecutor,
     DeliveryAttempts,
+    OutboxSender,
     DrainLocks,
     DispatcherInbox,
     LaneDrainer,

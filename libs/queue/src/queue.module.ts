@@ -15,6 +15,7 @@ import { DrainScheduler } from './lanes/drain-scheduler';
 import { LaneReconciler } from './lanes/lane-reconciler';
 import { LaneStore } from './lanes/lane-store';
 import { PullStore } from './pull/pull-store';
+import { OutboxStore } from './outbox/outbox-store';
 import { UpdateEnqueuer } from './lanes/update-enqueuer';
 import { queueContext, type QueueContext } from './queue-context';
 import { createRedis, waitForRedis, type RelaygramRedis } from './redis/redis-client';
@@ -184,6 +185,15 @@ class RedisLifecycle implements OnApplicationShutdown {
       useFactory: (ctx: QueueContext) => new PullStore(ctx),
     },
     {
+      provide: OutboxStore,
+      inject: [QUEUE_CONTEXT, DrainScheduler, QUEUE_LOGGER],
+      useFactory: (ctx: QueueContext, scheduler: DrainScheduler, logger: Logger) =>
+        new OutboxStore(ctx, scheduler, (error) =>
+          // The send is durable; the reconciler arms its lane's job later.
+          logger.warn({ err: error }, 'drain job not added (the reconciler will add it)'),
+        ),
+    },
+    {
       provide: LaneReconciler,
       inject: [QUEUE_CONTEXT, LaneStore, DrainScheduler],
       useFactory: (ctx: QueueContext, lanes: LaneStore, scheduler: DrainScheduler) =>
@@ -198,6 +208,7 @@ class RedisLifecycle implements OnApplicationShutdown {
     DrainScheduler,
     UpdateEnqueuer,
     LaneStore,
+    OutboxStore,
     DeadLetterStore,
     LaneReconciler,
     PullStore,

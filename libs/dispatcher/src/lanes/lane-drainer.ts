@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { JobName, routeOfQueue } from '@relaygram/contracts';
+import { JobName, OUTBOX_ROUTE, routeOfQueue } from '@relaygram/contracts';
 import {
   DrainScheduler,
   type ClaimedHead,
@@ -15,6 +15,7 @@ import {
   DISPATCHER_OPTIONS,
   type ResolvedDispatcherOptions,
 } from '../dispatcher-options';
+import { OutboxSender } from '../outbox/outbox-sender';
 import { RouteRuntimes } from '../routes/route-runtimes';
 import type { QueueJob } from '../workers/job-processors';
 import { DispatcherInbox } from './dispatcher-inbox';
@@ -75,6 +76,7 @@ export class LaneDrainer {
   constructor(
     private readonly routes: RouteRuntimes,
     private readonly attempts: DeliveryAttempts,
+    private readonly outbox: OutboxSender,
     private readonly scheduler: DrainScheduler,
     private readonly inbox: DispatcherInbox,
     private readonly locks: DrainLocks,
@@ -93,6 +95,7 @@ export class LaneDrainer {
   /** Shutdown past its grace: attempts still in flight are cut; their lanes go on. */
   cutAttempts(): void {
     this.attempts.abortAll();
+    this.outbox.abortAll();
   }
 
   async drain(job: DrainingJob, token: string | undefined, lanes: LaneStore): Promise<void> {
@@ -174,7 +177,10 @@ export class LaneDrainer {
       return undefined;
     }
 
-    const outcome = await this.attempts.attempt(route, head);
+    const outcome =
+      run.ref.route === OUTBOX_ROUTE
+        ? await this.outbox.attempt(route, head)
+        : await this.attempts.attempt(route, head);
     if (outcome === 'aborted') {
       // Shutdown cut the attempt: the lane goes to another job (another replica, or
       // this one after a restart), where the head is sent again.

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ConfigService } from '@relaygram/config';
+import { OUTBOX_ROUTE } from '@relaygram/contracts';
 import { DeadLetterStore, LaneReconciler, type ReconcileReport } from '@relaygram/queue';
 import type { Logger } from 'pino';
 import {
@@ -26,9 +27,9 @@ export class LaneMaintenance {
     private readonly settings: Pick<ResolvedDispatcherOptions, 'routeRemovedAfterMs'>,
   ) {}
 
-  /** The routes of the current config, by name. */
+  /** The routes of the current config, by name, and the outbox's. */
   routes(): string[] {
-    return this.config.config.routes.map((route) => route.name);
+    return [...this.config.config.routes.map((route) => route.name), OUTBOX_ROUTE];
   }
 
   /** Reconcile now, in the background (at start, after a reload). */
@@ -58,10 +59,9 @@ export class LaneMaintenance {
   }
 
   async prune(): Promise<void> {
-    const { routes, bots } = this.config.config;
     await this.dead.prune(
-      routes.map((route) => route.name),
-      bots.map((bot) => bot.id),
+      this.routes(),
+      this.config.config.bots.map((bot) => bot.id),
     );
   }
 

@@ -2,7 +2,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfigOrThrow } from '@relaygram/config';
-import { DEAD_LETTER_RETENTION_MS, DeadReason, laneId, type LaneKey } from '@relaygram/contracts';
+import {
+  DEAD_LETTER_RETENTION_MS,
+  DeadReason,
+  laneId,
+  OUTBOX_ROUTE,
+  type LaneKey,
+} from '@relaygram/contracts';
 import { createQueueFixture, type QueueFixture } from '../testing/queue-fixture';
 import { newDeliveryId } from '../lanes/update-enqueuer';
 import { decodeEntry } from '../lanes/delivery-entry';
@@ -277,6 +283,19 @@ routes:
     });
     expect(resolve(letter('strict', 'bot-a', Buffer.from('{')))).toEqual({
       error: 'the stored update is not JSON',
+    });
+  });
+
+  it("sends an outbox send back to its bot and chat's lane while the bot is configured", () => {
+    const call = (params: object) => Buffer.from(JSON.stringify({ method: 'sendMessage', params }));
+    expect(resolve(letter(OUTBOX_ROUTE, 'bot-b', call({ chat_id: '@news' })))).toEqual({
+      lane: { kind: 'chat', chatId: '@news' },
+    });
+    expect(resolve(letter(OUTBOX_ROUTE, 'gone-bot', call({ chat_id: 1 })))).toEqual({
+      error: 'bot gone-bot is no longer configured',
+    });
+    expect(resolve(letter(OUTBOX_ROUTE, 'bot-a', call({ text: 'x' })))).toEqual({
+      error: 'the stored send names no chat',
     });
   });
 });

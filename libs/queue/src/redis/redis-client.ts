@@ -12,6 +12,7 @@ import { RETIRE_LUA } from '../scripts/retire.lua';
 import { START_LUA } from '../scripts/start.lua';
 import { ENQUEUE_LUA } from '../scripts/enqueue.lua';
 import { DELETE_DEAD_LUA, REPLAY_LUA } from '../scripts/dead-letter.lua';
+import { OUTBOX_ENQUEUE_LUA } from '../scripts/outbox.lua';
 import {
   PULL_DROP_LUA,
   PULL_EXPIRE_LUA,
@@ -36,6 +37,7 @@ export interface RelaygramScripts {
   rgHeartbeat: ScriptFn;
   rgReplay: ScriptFn;
   rgDeleteDead: ScriptFn;
+  rgOutboxEnqueue: ScriptFn;
   rgPullTakeBuffer: ScriptFn;
   rgPullDrop: ScriptFn;
   rgPullExpire: ScriptFn;
@@ -59,6 +61,7 @@ const SCRIPTS: Record<string, string> = {
   rgHeartbeat: HEARTBEAT_LUA,
   rgReplay: REPLAY_LUA,
   rgDeleteDead: DELETE_DEAD_LUA,
+  rgOutboxEnqueue: OUTBOX_ENQUEUE_LUA,
   rgPullTake: PULL_TAKE_LUA,
   rgPullDrop: PULL_DROP_LUA,
   rgPullExpire: PULL_EXPIRE_LUA,

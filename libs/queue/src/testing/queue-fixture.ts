@@ -7,6 +7,7 @@ import { UpdateEnqueuer } from '../lanes/update-enqueuer';
 import { DeadLetterStore } from '../dead-letters/dead-letter-store';
 import { LaneReconciler } from '../lanes/lane-reconciler';
 import { PullStore } from '../pull/pull-store';
+import { OutboxStore } from '../outbox/outbox-store';
 import { DrainJobDriver } from './drain-job-driver';
 
 /** A store on the test Redis under a prefix of its own; `cleanup()` deletes every key of it. */
@@ -20,6 +21,7 @@ export interface QueueFixture {
   dead: DeadLetterStore;
   reconciler: LaneReconciler;
   pull: PullStore;
+  outbox: OutboxStore;
   /** Runs drain jobs by hand (no dispatcher). */
   driver: DrainJobDriver;
   cleanup(): Promise<void>;
@@ -46,6 +48,7 @@ export async function createQueueFixture(
     dead: new DeadLetterStore(ctx, scheduler),
     reconciler: new LaneReconciler(ctx, lanes, scheduler),
     pull: new PullStore(ctx),
+    outbox: new OutboxStore(ctx, scheduler),
     driver,
     async cleanup() {
       await driver.close();
