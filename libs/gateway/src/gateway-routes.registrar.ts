@@ -2,6 +2,7 @@ import { Feature } from '@relaygram/contracts';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { RELAYGRAM_LOGGER } from '@relaygram/observability';
+import { OutboxStore } from '@relaygram/queue';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { dropInRoutes } from './drop-in/drop-in.routes';
@@ -25,6 +26,7 @@ export class GatewayRoutesRegistrar implements OnModuleInit {
     private readonly pacing: GatewayPacing,
     private readonly idempotency: IdempotencyStore,
     private readonly pull: PullUpdatesService,
+    private readonly outbox: OutboxStore,
     @Inject(RELAYGRAM_LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -41,6 +43,7 @@ export class GatewayRoutesRegistrar implements OnModuleInit {
       pacing: this.pacing,
       idempotency: this.idempotency,
       pull: this.pull,
+      outbox: this.outbox,
       logger: this.logger.child({ component: Feature.Gateway }),
     };
     void fastify.register(restApiRoutes(deps), { prefix: REST_PREFIX });

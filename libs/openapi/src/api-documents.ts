@@ -37,7 +37,8 @@ const TAGS: Readonly<Record<Listener, ReadonlyArray<{ name: string; description:
     },
     {
       name: 'rest',
-      description: 'The REST API for services: one row per Bot API method, plus raw/{method}.',
+      description:
+        'The REST API for services: one row per Bot API method, raw/{method}, and the outbox.',
     },
     { name: 'bot-api', description: 'The Bot API drop-in for bot frameworks.' },
     { name: 'health', description: 'Liveness, readiness and the summary; no token.' },

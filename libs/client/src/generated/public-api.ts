@@ -552,6 +552,86 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/outbox': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Hand a Bot API call to the outbox with the default bot
+     * @description Answers 202 once the send is durable in Redis. The dispatcher sends it in order per chat through the bot's pacing, retrying 429, 5xx and network errors; a 4xx ends it as failed. Read its status at the `Location` answered.
+     */
+    post: operations['sendThroughOutboxWithDefaultBot'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/{botId}/outbox': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Hand a Bot API call to the outbox
+     * @description Answers 202 once the send is durable in Redis. The dispatcher sends it in order per chat through the bot's pacing, retrying 429, 5xx and network errors; a 4xx ends it as failed. Read its status at the `Location` answered.
+     */
+    post: operations['sendThroughOutbox'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/outbox/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * An outbox send's status with the default bot
+     * @description Its status (`queued`, `sent` with Telegram's `result`, `failed` with the error), attempts and times, kept 7 days after its last change.
+     */
+    get: operations['getOutboxSendWithDefaultBot'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/{botId}/outbox/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * An outbox send's status
+     * @description Its status (`queued`, `sent` with Telegram's `result`, `failed` with the error), attempts and times, kept 7 days after its last change.
+     */
+    get: operations['getOutboxSend'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/bot{token}/{method}': {
     parameters: {
       query?: never;
@@ -5429,6 +5509,571 @@ export interface operations {
       /** @description Telegram did not answer in time */
       504: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+    };
+  };
+  sendThroughOutboxWithDefaultBot: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
+        'idempotency-key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description A Bot API method (not a reserved one) within the client's `methods` */
+          method: string;
+          /** @description The method's Bot API parameters as JSON (file_id or URL for media, no uploads); `chat_id` names the chat whose order the send keeps */
+          params: {
+            chat_id: number | string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description Not available yet: `true` is refused (the client's `callback_url` is not built) */
+          callback?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Queued: durable, to be sent by the dispatcher */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
+          };
+        };
+      };
+      /** @description The body is not an outbox send (a field missing, invalid or unknown, `callback: true`), or the Idempotency-Key is malformed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description X-Service-Token is missing or matches no client */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The client may not use this bot or method, or the method is reserved by the gateway: then Telegram-style */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json':
+            | {
+                error: string;
+              }
+            | {
+                /** @enum {unknown} */
+                ok: false;
+                error_code: number;
+                description: string;
+                parameters?: {
+                  retry_after?: number;
+                  migrate_to_chat_id?: number;
+                };
+              };
+        };
+      };
+      /** @description Unknown bot, or no default bot is configured */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description A request with this Idempotency-Key is still running */
+      409: {
+        headers: {
+          /** @description Seconds to wait */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The body is too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Not JSON */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description This Idempotency-Key was used with another request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Redis does not answer; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+    };
+  };
+  sendThroughOutbox: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
+        'idempotency-key'?: string;
+      };
+      path: {
+        /** @description A bot id of the config (`bots[].id`). */
+        botId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description A Bot API method (not a reserved one) within the client's `methods` */
+          method: string;
+          /** @description The method's Bot API parameters as JSON (file_id or URL for media, no uploads); `chat_id` names the chat whose order the send keeps */
+          params: {
+            chat_id: number | string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description Not available yet: `true` is refused (the client's `callback_url` is not built) */
+          callback?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Queued: durable, to be sent by the dispatcher */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
+          };
+        };
+      };
+      /** @description The body is not an outbox send (a field missing, invalid or unknown, `callback: true`), or the Idempotency-Key is malformed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description X-Service-Token is missing or matches no client */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The client may not use this bot or method, or the method is reserved by the gateway: then Telegram-style */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json':
+            | {
+                error: string;
+              }
+            | {
+                /** @enum {unknown} */
+                ok: false;
+                error_code: number;
+                description: string;
+                parameters?: {
+                  retry_after?: number;
+                  migrate_to_chat_id?: number;
+                };
+              };
+        };
+      };
+      /** @description Unknown bot, or no default bot is configured */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description A request with this Idempotency-Key is still running */
+      409: {
+        headers: {
+          /** @description Seconds to wait */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The body is too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Not JSON */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description This Idempotency-Key was used with another request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Redis does not answer; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+    };
+  };
+  getOutboxSendWithDefaultBot: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The id the outbox answered the send with */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The send */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: 'queued' | 'sent' | 'failed';
+            method: string;
+            chat_id: number | string;
+            attempts: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description Telegram's `result` (sent) */
+            result?: unknown;
+            /** @description Telegram's error, or why the send was never made (failed) */
+            error?: {
+              error_code?: number;
+              description: string;
+            };
+            /** @description Why the last attempt did not go through (queued) */
+            last_error?: string;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due (queued)
+             */
+            next_attempt_at?: string;
+            /** @description The group became a supergroup: the send went to this chat */
+            migrated_to_chat_id?: number | string;
+          };
+        };
+      };
+      /** @description X-Service-Token is missing or matches no client */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The client may not use this bot */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Unknown bot, no default bot, or no send of this client with this id (expired, never made, or another client's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Redis does not answer; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+    };
+  };
+  getOutboxSend: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A bot id of the config (`bots[].id`). */
+        botId: string;
+        /** @description The id the outbox answered the send with */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The send */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: 'queued' | 'sent' | 'failed';
+            method: string;
+            chat_id: number | string;
+            attempts: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description Telegram's `result` (sent) */
+            result?: unknown;
+            /** @description Telegram's error, or why the send was never made (failed) */
+            error?: {
+              error_code?: number;
+              description: string;
+            };
+            /** @description Why the last attempt did not go through (queued) */
+            last_error?: string;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due (queued)
+             */
+            next_attempt_at?: string;
+            /** @description The group became a supergroup: the send went to this chat */
+            migrated_to_chat_id?: number | string;
+          };
+        };
+      };
+      /** @description X-Service-Token is missing or matches no client */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The client may not use this bot */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Unknown bot, no default bot, or no send of this client with this id (expired, never made, or another client's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Redis does not answer; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait */
+          'Retry-After'?: string;
           [name: string]: unknown;
         };
         content: {

@@ -68,10 +68,16 @@ export function checkAccess(
   }
   if (!mayUseBot(client, bot.id)) return { ok: false, reason: 'bot-forbidden', botId: bot.id };
   if (request.method === undefined) return { ok: true, client, bot };
-  if (!isBotApiMethodName(request.method)) return INVALID_METHOD;
-  if (isReservedMethod(request.method)) return RESERVED_METHOD;
-  if (!mayCallMethod(client, request.method)) {
-    return { ok: false, reason: 'method-forbidden', method: request.method };
-  }
-  return { ok: true, client, bot };
+  return checkMethod(client, request.method) ?? { ok: true, client, bot };
+}
+
+/**
+ * The method's part of checkAccess, for a method the path does not name: the outbox
+ * reads it from the body, after the token and the bot were checked.
+ */
+export function checkMethod(client: GatewayClient, method: unknown): AccessDenial | undefined {
+  if (!isBotApiMethodName(method)) return INVALID_METHOD;
+  if (isReservedMethod(method)) return RESERVED_METHOD;
+  if (!mayCallMethod(client, method)) return { ok: false, reason: 'method-forbidden', method };
+  return undefined;
 }

@@ -1,3 +1,4 @@
+import type { OutboxStore } from '@relaygram/queue';
 import type { Logger } from 'pino';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import type { GatewayPacing } from '../pacing/gateway-pacing.service';
@@ -10,5 +11,6 @@ export interface GatewayRouteDeps {
   pull: PullUpdatesService;
   pacing: GatewayPacing;
   idempotency: IdempotencyStore;
+  outbox: OutboxStore;
   logger: Logger;
 }

@@ -65,9 +65,9 @@ const RESULTS: Readonly<Record<string, JsonSchema>> = {
   sendChatAction: TRUE,
 };
 
-const RETRY_AFTER = { type: 'string', description: 'Seconds to wait' };
+export const RETRY_AFTER = { type: 'string', description: 'Seconds to wait' };
 
-const IDEMPOTENCY_KEY = {
+export const IDEMPOTENCY_KEY = {
   type: 'string',
   minLength: 1,
   maxLength: 255,
@@ -77,7 +77,7 @@ const IDEMPOTENCY_KEY = {
     'answer again, with `Idempotent-Replayed: true`.',
 };
 
-const REPLAYED = {
+export const REPLAYED = {
   'Idempotent-Replayed': {
     type: 'string',
     enum: ['true'],

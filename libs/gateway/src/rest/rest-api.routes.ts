@@ -1,23 +1,17 @@
 import fastifyMultipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { checkAccess, type BotSelector } from '../access/access-check';
 import { hasRedirectingMethod, isMethodParameter } from '../access/method-rules';
-import {
-  accessOf,
-  declareAccess,
-  grantAccess,
-  headerValue,
-  type GatewayAccess,
-} from '../access/request-access';
+import { accessOf, declareAccess, type GatewayAccess } from '../access/request-access';
 import { authHook } from '../http/auth-hook';
 import { gatewayErrorHandler } from '../http/error-handler';
-import { sendAnswer, type HttpAnswer } from '../http/http-answer';
+import { sendAnswer } from '../http/http-answer';
 import type { GatewayRouteDeps } from '../http/route-deps';
 import { requestFingerprint } from '../idempotency/idempotency-store';
+import { registerOutboxRoutes } from '../outbox/outbox.routes';
 import type { PreparedParams } from '../uploads/multipart-call';
 import { isPlainObject } from './dto/field.decorators';
 import { parseForm } from './form-body';
-import { restDenial } from './rest-answers';
+import { authorize } from './rest-auth';
 import { callTelegram, type BodyEncoding, type RestRoute } from './rest-call';
 import { answerOnce, idempotencyKey, INVALID_KEY, INVALID_KEY_ANSWER } from './rest-idempotency';
 import {
@@ -31,11 +25,6 @@ import { restUpload } from './rest-upload';
 
 export const REST_PREFIX = '/api/v1';
 
-interface RouteParams {
-  botId?: string;
-  method?: string;
-}
-
 const FORM = 'application/x-www-form-urlencoded';
 const METHOD_PARAMETER_REFUSED =
   'a "method" parameter may only repeat the method named in the path';
@@ -43,26 +32,18 @@ const METHOD_PARAMETER_REFUSED =
 const ATTACHED_FILE = 'attached file';
 
 /**
- * `POST /api/v1[/:botId]/<resource>/<action>` and `raw/:method`, as one encapsulated
- * Fastify plugin: its body parsers (JSON, form, multipart for uploads) and error
- * handler apply to these routes only, never to the other features' routes.
+ * `POST /api/v1[/:botId]/<resource>/<action>`, `raw/:method` and the outbox, as one
+ * encapsulated Fastify plugin: its body parsers (JSON, form, multipart for uploads) and
+ * error handler apply to these routes only, never to the other features' routes.
  */
 export function restApiRoutes(deps: GatewayRouteDeps): FastifyPluginAsync {
   return async (api) => {
     declareAccess(api);
     api.setErrorHandler(
-      gatewayErrorHandler(deps.logger, 'gateway request failed', {
-        tooLarge: { status: 413, body: { error: 'the body is too large' } },
-        unsupportedType: {
-          status: 415,
-          body: {
-            error:
-              'unsupported content type: send application/json or a form (multipart for uploads)',
-          },
-        },
-        badRequest: (status, error) => ({ status, body: { error: error.message } }),
-        internal: { status: 500, body: { error: 'internal error' } },
-      }),
+      restErrorHandler(
+        deps,
+        'unsupported content type: send application/json or a form (multipart for uploads)',
+      ),
     );
     api.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'not found' }));
 
@@ -80,7 +61,25 @@ export function restApiRoutes(deps: GatewayRouteDeps): FastifyPluginAsync {
       }
       registerRaw(uploads, { deps, answer: (result) => ({ ok: true, result }) });
     });
+    // An outbox send is kept and sent later: its parameters are JSON, never a file.
+    await api.register(async (outbox) => {
+      outbox.removeAllContentTypeParsers();
+      addJsonParser(outbox);
+      outbox.setErrorHandler(
+        restErrorHandler(deps, 'unsupported content type: the outbox takes application/json'),
+      );
+      registerOutboxRoutes(outbox, deps);
+    });
   };
+}
+
+function restErrorHandler(deps: GatewayRouteDeps, unsupportedType: string) {
+  return gatewayErrorHandler(deps.logger, 'gateway request failed', {
+    tooLarge: { status: 413, body: { error: 'the body is too large' } },
+    unsupportedType: { status: 415, body: { error: unsupportedType } },
+    badRequest: (status, error) => ({ status, body: { error: error.message } }),
+    internal: { status: 500, body: { error: 'internal error' } },
+  });
 }
 
 const asIs = (result: unknown): unknown => result;
@@ -122,27 +121,6 @@ function registerRaw(api: FastifyInstance, route: RestRoute): void {
   const handler = restHandler(route, handleRaw);
   api.post('/raw/:method', { onRequest, config: rawMethodConfig(false) }, handler);
   api.post('/:botId/raw/:method', { onRequest, config: rawMethodConfig(true) }, handler);
-}
-
-/** Token, bot and method are checked before a byte of the body is read. */
-function authorize(deps: GatewayRouteDeps, methodOf: (params: RouteParams) => string) {
-  return (request: FastifyRequest): HttpAnswer | undefined => {
-    const params = request.params as RouteParams;
-    const method = methodOf(params);
-    const bot: BotSelector =
-      params.botId === undefined ? { by: 'default' } : { by: 'id', id: params.botId };
-    const decision = checkAccess(deps.telegram.directory, {
-      token: headerValue(request, 'x-service-token'),
-      bot,
-      method,
-    });
-    if (!decision.ok) return restDenial(decision);
-    const telegram = deps.telegram.client(decision.bot.id);
-    // The bot was removed by a reload between the two lookups.
-    if (!telegram) return restDenial({ ok: false, reason: 'unknown-bot', botId: decision.bot.id });
-    grantAccess(request, { client: decision.client, bot: decision.bot, telegram, method });
-    return undefined;
-  };
 }
 
 async function handleOperation(
@@ -258,14 +236,19 @@ function installBodyParsers(api: FastifyInstance): void {
   } else {
     api.removeAllContentTypeParsers();
   }
+  addJsonParser(api);
+  api.addContentTypeParser(FORM, { parseAs: 'string' }, (_request, body, done) => {
+    done(null, parseForm(typeof body === 'string' ? body : body.toString('utf8')));
+  });
+}
+
+/** Fastify's JSON parser, refusing `__proto__` and `constructor.prototype` keys. */
+function addJsonParser(api: FastifyInstance): void {
   api.addContentTypeParser(
     'application/json',
     { parseAs: 'string' },
     api.getDefaultJsonParser('error', 'error'),
   );
-  api.addContentTypeParser(FORM, { parseAs: 'string' }, (_request, body, done) => {
-    done(null, parseForm(typeof body === 'string' ? body : body.toString('utf8')));
-  });
 }
 
 async function installMultipart(api: FastifyInstance): Promise<void> {
