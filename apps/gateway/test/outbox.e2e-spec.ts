@@ -33,6 +33,7 @@ describe('outbox endpoints of the gateway', () => {
   let outbox: OutboxStore;
   let redis: RelaygramRedis;
   let keys: RedisKeys;
+  let botToken: string;
   const site = randomBytes(24).toString('base64url');
   const narrow = randomBytes(24).toString('base64url');
   const other = randomBytes(24).toString('base64url');
@@ -43,6 +44,7 @@ describe('outbox endpoints of the gateway', () => {
   beforeAll(async () => {
     emulator = await TelegramEmulator.start();
     const bot = emulator.addBot();
+    botToken = bot.token;
     app = await bootGateway(
       'gw-outbox',
       {
@@ -367,5 +369,99 @@ describe('outbox endpoints of the gateway', () => {
     const theirs = await send(call, { key, token: other });
     expect(theirs.status).toBe(202);
     expect(theirs.body.id).not.toBe(first.body.id);
+  });
+
+  describe('Prefer: respond-async on REST calls', () => {
+    const prefer = { prefer: 'respond-async' };
+
+    it('hands a REST row and a raw call to the outbox, answered 202 as the outbox answers', async () => {
+      const calls = emulator.calls(botToken).length;
+      const chat = newChat();
+      const row = await call('POST', '/api/v1/shop-bot/messages/send', {
+        token: site,
+        body: { chat_id: chat, text: 'later, please' },
+        headers: prefer,
+      });
+      expect(row).toMatchObject({
+        status: 202,
+        body: { id: expect.stringMatching(ID), status: 'queued' },
+      });
+      expect(row.headers['preference-applied']).toBe('respond-async');
+      expect(row.headers.location).toBe(`/api/v1/shop-bot/outbox/${row.body.id}`);
+
+      const raw = await call('POST', '/api/v1/shop-bot/raw/sendMessage', {
+        token: site,
+        text: { type: 'application/x-www-form-urlencoded', body: `chat_id=${chat}&text=raw%20too` },
+        headers: { prefer: 'wait=10, respond-async' },
+      });
+      expect(raw).toMatchObject({ status: 202, body: { status: 'queued' } });
+
+      const entries = await laneEntries(chat);
+      expect(entries.map((e) => e.deliveryId)).toEqual([row.body.id, raw.body.id]);
+      expect(entries.map((e) => JSON.parse(e.body.toString()))).toEqual([
+        { method: 'sendMessage', params: { chat_id: chat, text: 'later, please' } },
+        { method: 'sendMessage', params: { chat_id: String(chat), text: 'raw too' } },
+      ]);
+      expect(
+        (await call('GET', `/api/v1/shop-bot/outbox/${row.body.id}`, { token: site })).body,
+      ).toMatchObject({
+        status: 'queued',
+        method: 'sendMessage',
+        chat_id: chat,
+      });
+      // Nothing reached Telegram: the dispatcher sends them.
+      expect(emulator.calls(botToken)).toHaveLength(calls);
+    });
+
+    it('is one send with the outbox under one Idempotency-Key', async () => {
+      const chat = newChat();
+      const key = `prefer-${randomUUID()}`;
+      const params = { chat_id: chat, text: 'once' };
+      const viaRaw = await call('POST', '/api/v1/shop-bot/raw/sendMessage', {
+        token: site,
+        body: params,
+        headers: { ...prefer, 'idempotency-key': key },
+      });
+      const viaOutbox = await send({ method: 'sendMessage', params }, { key });
+      expect(viaOutbox).toMatchObject({ status: 202, body: viaRaw.body });
+      expect(viaOutbox.headers['idempotent-replayed']).toBe('true');
+      expect(await laneEntries(chat)).toHaveLength(1);
+    });
+
+    it('refuses a call without chat_id, and an upload', async () => {
+      const noChat = await call('POST', '/api/v1/shop-bot/raw/getMe', {
+        token: site,
+        body: {},
+        headers: prefer,
+      });
+      expect(noChat).toMatchObject({
+        status: 400,
+        body: { error: 'Prefer: respond-async needs chat_id: the outbox sends in order per chat' },
+      });
+      const boundary = 'relaygram-test-boundary';
+      const upload = await call('POST', '/api/v1/shop-bot/documents/send', {
+        token: site,
+        text: {
+          type: `multipart/form-data; boundary=${boundary}`,
+          body:
+            `--${boundary}\r\nContent-Disposition: form-data; name="chat_id"\r\n\r\n${newChat()}\r\n` +
+            `--${boundary}\r\nContent-Disposition: form-data; name="document"; filename="a.txt"\r\n` +
+            `Content-Type: text/plain\r\n\r\nhello\r\n--${boundary}--\r\n`,
+        },
+        headers: prefer,
+      });
+      expect(upload.status).toBe(400);
+      expect(upload.body.error).toMatch(/^Prefer: respond-async takes JSON or form parameters/);
+    });
+
+    it('calls Telegram as before without the preference', async () => {
+      const answer = await call('POST', '/api/v1/shop-bot/messages/send', {
+        token: site,
+        body: { chat_id: newChat(), text: 'now' },
+        headers: { prefer: 'return=minimal' },
+      });
+      expect(answer.status).toBe(200);
+      expect(answer.headers['preference-applied']).toBeUndefined();
+    });
   });
 });

@@ -1175,6 +1175,8 @@ export interface operations {
       header?: {
         /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
         'idempotency-key'?: string;
+        /** @description `respond-async`: hand the call to the outbox instead of waiting for Telegram (its parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`. */
+        prefer?: string;
       };
       path?: never;
       cookie?: never;
@@ -1222,6 +1224,25 @@ export interface operations {
             text?: string;
           } & {
             [key: string]: unknown;
+          };
+        };
+      };
+      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          'Preference-Applied'?: 'respond-async';
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
           };
         };
       };
@@ -1375,6 +1396,8 @@ export interface operations {
       header?: {
         /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
         'idempotency-key'?: string;
+        /** @description `respond-async`: hand the call to the outbox instead of waiting for Telegram (its parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`. */
+        prefer?: string;
       };
       path: {
         /** @description A bot id of the config (`bots[].id`). */
@@ -1425,6 +1448,25 @@ export interface operations {
             text?: string;
           } & {
             [key: string]: unknown;
+          };
+        };
+      };
+      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          'Preference-Applied'?: 'respond-async';
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
           };
         };
       };
@@ -1578,6 +1620,8 @@ export interface operations {
       header?: {
         /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
         'idempotency-key'?: string;
+        /** @description `respond-async`: hand the call to the outbox instead of waiting for Telegram (its parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`. */
+        prefer?: string;
       };
       path?: never;
       cookie?: never;
@@ -1630,6 +1674,25 @@ export interface operations {
                 [key: string]: unknown;
               })
             | true;
+        };
+      };
+      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          'Preference-Applied'?: 'respond-async';
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
+          };
         };
       };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
@@ -1782,6 +1845,8 @@ export interface operations {
       header?: {
         /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
         'idempotency-key'?: string;
+        /** @description `respond-async`: hand the call to the outbox instead of waiting for Telegram (its parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`. */
+        prefer?: string;
       };
       path: {
         /** @description A bot id of the config (`bots[].id`). */
@@ -1837,6 +1902,25 @@ export interface operations {
                 [key: string]: unknown;
               })
             | true;
+        };
+      };
+      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          'Preference-Applied'?: 'respond-async';
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
+          };
         };
       };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
@@ -1989,6 +2073,8 @@ export interface operations {
       header?: {
         /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
         'idempotency-key'?: string;
+        /** @description `respond-async`: hand the call to the outbox instead of waiting for Telegram (its parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`. */
+        prefer?: string;
       };
       path?: never;
       cookie?: never;
@@ -2037,6 +2123,25 @@ export interface operations {
                 [key: string]: unknown;
               })
             | true;
+        };
+      };
+      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          'Preference-Applied'?: 'respond-async';
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
+          };
         };
       };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
@@ -2189,6 +2294,8 @@ export interface operations {
       header?: {
         /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
         'idempotency-key'?: string;
+        /** @description `respond-async`: hand the call to the outbox instead of waiting for Telegram (its parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`. */
+        prefer?: string;
       };
       path: {
         /** @description A bot id of the config (`bots[].id`). */
@@ -2240,6 +2347,25 @@ export interface operations {
                 [key: string]: unknown;
               })
             | true;
+        };
+      };
+      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          'Preference-Applied'?: 'respond-async';
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
+          };
         };
       };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
@@ -2392,6 +2518,8 @@ export interface operations {
       header?: {
         /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
         'idempotency-key'?: string;
+        /** @description `respond-async`: hand the call to the outbox instead of waiting for Telegram (its parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`. */
+        prefer?: string;
       };
       path?: never;
       cookie?: never;
@@ -2420,6 +2548,25 @@ export interface operations {
         };
         content: {
           'application/json': true;
+        };
+      };
+      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          'Preference-Applied'?: 'respond-async';
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
+          };
         };
       };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
@@ -2572,6 +2719,8 @@ export interface operations {
       header?: {
         /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
         'idempotency-key'?: string;
+        /** @description `respond-async`: hand the call to the outbox instead of waiting for Telegram (its parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`. */
+        prefer?: string;
       };
       path: {
         /** @description A bot id of the config (`bots[].id`). */
@@ -2603,6 +2752,25 @@ export interface operations {
         };
         content: {
           'application/json': true;
+        };
+      };
+      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          'Preference-Applied'?: 'respond-async';
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
+          };
         };
       };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
@@ -2755,6 +2923,8 @@ export interface operations {
       header?: {
         /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
         'idempotency-key'?: string;
+        /** @description `respond-async`: hand the call to the outbox instead of waiting for Telegram (its parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`. */
+        prefer?: string;
       };
       path?: never;
       cookie?: never;
@@ -2806,6 +2976,25 @@ export interface operations {
             text?: string;
           } & {
             [key: string]: unknown;
+          };
+        };
+      };
+      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          'Preference-Applied'?: 'respond-async';
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
           };
         };
       };
@@ -2959,6 +3148,8 @@ export interface operations {
       header?: {
         /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
         'idempotency-key'?: string;
+        /** @description `respond-async`: hand the call to the outbox instead of waiting for Telegram (its parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`. */
+        prefer?: string;
       };
       path: {
         /** @description A bot id of the config (`bots[].id`). */
@@ -3013,6 +3204,25 @@ export interface operations {
             text?: string;
           } & {
             [key: string]: unknown;
+          };
+        };
+      };
+      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          'Preference-Applied'?: 'respond-async';
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
           };
         };
       };
@@ -3166,6 +3376,8 @@ export interface operations {
       header?: {
         /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
         'idempotency-key'?: string;
+        /** @description `respond-async`: hand the call to the outbox instead of waiting for Telegram (its parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`. */
+        prefer?: string;
       };
       path?: never;
       cookie?: never;
@@ -3209,6 +3421,25 @@ export interface operations {
             message_id: number;
           } & {
             [key: string]: unknown;
+          };
+        };
+      };
+      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          'Preference-Applied'?: 'respond-async';
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
           };
         };
       };
@@ -3362,6 +3593,8 @@ export interface operations {
       header?: {
         /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
         'idempotency-key'?: string;
+        /** @description `respond-async`: hand the call to the outbox instead of waiting for Telegram (its parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`. */
+        prefer?: string;
       };
       path: {
         /** @description A bot id of the config (`bots[].id`). */
@@ -3408,6 +3641,25 @@ export interface operations {
             message_id: number;
           } & {
             [key: string]: unknown;
+          };
+        };
+      };
+      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          'Preference-Applied'?: 'respond-async';
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
           };
         };
       };
@@ -3561,6 +3813,8 @@ export interface operations {
       header?: {
         /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
         'idempotency-key'?: string;
+        /** @description `respond-async`: hand the call to the outbox instead of waiting for Telegram (its parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`. */
+        prefer?: string;
       };
       path?: never;
       cookie?: never;
@@ -3593,6 +3847,25 @@ export interface operations {
         };
         content: {
           'application/json': true;
+        };
+      };
+      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          'Preference-Applied'?: 'respond-async';
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
+          };
         };
       };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
@@ -3745,6 +4018,8 @@ export interface operations {
       header?: {
         /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
         'idempotency-key'?: string;
+        /** @description `respond-async`: hand the call to the outbox instead of waiting for Telegram (its parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`. */
+        prefer?: string;
       };
       path: {
         /** @description A bot id of the config (`bots[].id`). */
@@ -3780,6 +4055,25 @@ export interface operations {
         };
         content: {
           'application/json': true;
+        };
+      };
+      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          'Preference-Applied'?: 'respond-async';
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
+          };
         };
       };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
@@ -3932,6 +4226,8 @@ export interface operations {
       header?: {
         /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
         'idempotency-key'?: string;
+        /** @description `respond-async`: hand the call to the outbox instead of waiting for Telegram (its parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`. */
+        prefer?: string;
       };
       path?: never;
       cookie?: never;
@@ -3960,6 +4256,25 @@ export interface operations {
         };
         content: {
           'application/json': true;
+        };
+      };
+      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          'Preference-Applied'?: 'respond-async';
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
+          };
         };
       };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
@@ -4112,6 +4427,8 @@ export interface operations {
       header?: {
         /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
         'idempotency-key'?: string;
+        /** @description `respond-async`: hand the call to the outbox instead of waiting for Telegram (its parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`. */
+        prefer?: string;
       };
       path: {
         /** @description A bot id of the config (`bots[].id`). */
@@ -4143,6 +4460,25 @@ export interface operations {
         };
         content: {
           'application/json': true;
+        };
+      };
+      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          'Preference-Applied'?: 'respond-async';
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
+          };
         };
       };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
@@ -4295,6 +4631,8 @@ export interface operations {
       header?: {
         /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
         'idempotency-key'?: string;
+        /** @description `respond-async`: hand the call to the outbox instead of waiting for Telegram (its parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`. */
+        prefer?: string;
       };
       path?: never;
       cookie?: never;
@@ -4349,6 +4687,25 @@ export interface operations {
             text?: string;
           } & {
             [key: string]: unknown;
+          };
+        };
+      };
+      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          'Preference-Applied'?: 'respond-async';
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
           };
         };
       };
@@ -4502,6 +4859,8 @@ export interface operations {
       header?: {
         /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
         'idempotency-key'?: string;
+        /** @description `respond-async`: hand the call to the outbox instead of waiting for Telegram (its parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`. */
+        prefer?: string;
       };
       path: {
         /** @description A bot id of the config (`bots[].id`). */
@@ -4559,6 +4918,25 @@ export interface operations {
             text?: string;
           } & {
             [key: string]: unknown;
+          };
+        };
+      };
+      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          'Preference-Applied'?: 'respond-async';
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
           };
         };
       };
@@ -4712,6 +5090,8 @@ export interface operations {
       header?: {
         /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
         'idempotency-key'?: string;
+        /** @description `respond-async`: hand the call to the outbox instead of waiting for Telegram (its parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`. */
+        prefer?: string;
       };
       path?: never;
       cookie?: never;
@@ -4766,6 +5146,25 @@ export interface operations {
             text?: string;
           } & {
             [key: string]: unknown;
+          };
+        };
+      };
+      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          'Preference-Applied'?: 'respond-async';
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
           };
         };
       };
@@ -4919,6 +5318,8 @@ export interface operations {
       header?: {
         /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
         'idempotency-key'?: string;
+        /** @description `respond-async`: hand the call to the outbox instead of waiting for Telegram (its parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`. */
+        prefer?: string;
       };
       path: {
         /** @description A bot id of the config (`bots[].id`). */
@@ -4976,6 +5377,25 @@ export interface operations {
             text?: string;
           } & {
             [key: string]: unknown;
+          };
+        };
+      };
+      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          'Preference-Applied'?: 'respond-async';
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
           };
         };
       };
@@ -5129,6 +5549,8 @@ export interface operations {
       header?: {
         /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
         'idempotency-key'?: string;
+        /** @description `respond-async`: hand the call to the outbox instead of waiting for Telegram (its parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`. */
+        prefer?: string;
       };
       path: {
         /** @description A Bot API method name */
@@ -5162,6 +5584,25 @@ export interface operations {
             /** @enum {unknown} */
             ok: true;
             result: unknown;
+          };
+        };
+      };
+      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          'Preference-Applied'?: 'respond-async';
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
           };
         };
       };
@@ -5326,6 +5767,8 @@ export interface operations {
       header?: {
         /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
         'idempotency-key'?: string;
+        /** @description `respond-async`: hand the call to the outbox instead of waiting for Telegram (its parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`. */
+        prefer?: string;
       };
       path: {
         /** @description A bot id of the config (`bots[].id`). */
@@ -5361,6 +5804,25 @@ export interface operations {
             /** @enum {unknown} */
             ok: true;
             result: unknown;
+          };
+        };
+      };
+      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
+      202: {
+        headers: {
+          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
+          Location?: string;
+          'Preference-Applied'?: 'respond-async';
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            status: 'queued';
           };
         };
       };

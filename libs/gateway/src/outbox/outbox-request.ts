@@ -70,7 +70,8 @@ export function checkOutboxRequest(client: GatewayClient, body: unknown): Checke
   return { ok: true, call: { method, params }, chatId };
 }
 
-function laneChat(value: unknown): number | string | undefined {
+/** The lane's chat of a `chat_id`: a numeric string as its number; undefined when unusable. */
+export function laneChat(value: unknown): number | string | undefined {
   if (typeof value === 'number') return Number.isSafeInteger(value) ? value : undefined;
   if (typeof value !== 'string') return undefined;
   if (CHANNEL_USERNAME.test(value)) return value;

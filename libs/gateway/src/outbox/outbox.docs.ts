@@ -8,7 +8,7 @@ import {
   type ResponseDoc,
   type RouteDoc,
 } from '@relaygram/openapi';
-import { IDEMPOTENCY_KEY, REPLAYED, RETRY_AFTER } from '../rest/rest-api.docs';
+import { IDEMPOTENCY_KEY, OUTBOX_QUEUED, REPLAYED, RETRY_AFTER } from '../rest/rest-api.docs';
 
 const CHAT_ID: JsonSchema = {
   oneOf: [{ type: 'integer' }, { type: 'string', pattern: '^(-?\\d{1,20}|@[A-Za-z0-9_]{1,64})$' }],
@@ -38,15 +38,6 @@ const SEND_BODY: JsonSchema = {
       description:
         "Not available yet: `true` is refused (the client's `callback_url` is not built)",
     },
-  },
-};
-
-const QUEUED: JsonSchema = {
-  type: 'object',
-  required: ['id', 'status'],
-  properties: {
-    id: { type: 'string', format: 'uuid' },
-    status: { const: 'queued' },
   },
 };
 
@@ -107,7 +98,7 @@ function sendDoc(withBot: boolean): RouteDoc {
     responses: {
       202: {
         description: 'Queued: durable, to be sent by the dispatcher',
-        schema: QUEUED,
+        schema: OUTBOX_QUEUED,
         headers: {
           Location: { type: 'string', description: 'The send: `/api/v1/<botId>/outbox/<id>`' },
           ...REPLAYED,

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import type { OutboxCall } from '@relaygram/contracts';
 import type { OutboxRecord } from '@relaygram/queue';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { accessOf, type GatewayAccess } from '../access/request-access';
@@ -15,7 +16,7 @@ import {
   INVALID_KEY,
   INVALID_KEY_ANSWER,
 } from '../rest/rest-idempotency';
-import { checkOutboxRequest, type OutboxRequest } from './outbox-request';
+import { checkOutboxRequest, laneChat, type OutboxRequest } from './outbox-request';
 import { outboxSendView } from './outbox-view';
 import { outboxReadConfig, outboxSendConfig } from './outbox.docs';
 
@@ -29,6 +30,7 @@ const NO_SUCH_SEND: HttpAnswer = Object.freeze({
   status: 404,
   body: { error: 'no outbox send with this id' },
 });
+const ASYNC_APPLIED = Object.freeze({ 'preference-applied': 'respond-async' });
 const OUTBOX_UNAVAILABLE: HttpAnswer = Object.freeze({
   status: 503,
   body: { error: 'the outbox needs Redis, which does not answer; retry later' },
@@ -59,15 +61,68 @@ function sendHandler(deps: GatewayRouteDeps, locationOf: (bot: string, id: strin
     if (!checked.ok) return sendAnswer(reply, checked.answer);
     // The call's log line names the method of the send.
     access.method = checked.call.method;
-    return answerOnce(
-      deps,
-      access,
-      reply,
-      key,
-      () => requestFingerprint(OUTBOX_PATH, checked.call),
-      () => enqueue(deps, access, checked, key, locationOf),
-    );
+    return handOver(deps, access, reply, key, checked, locationOf);
   };
+}
+
+/**
+ * A REST call sent with `Prefer: respond-async` (RFC 7240): its method and parameters
+ * go to the outbox as if posted there, answered 202 with `Preference-Applied`. The
+ * parameters need a `chat_id`, which names the send's lane.
+ */
+export function handOverCall(
+  deps: GatewayRouteDeps,
+  access: GatewayAccess,
+  reply: FastifyReply,
+  key: string | undefined,
+  call: OutboxCall,
+  locationOf: (bot: string, id: string) => string,
+): Promise<FastifyReply> | FastifyReply {
+  const chatId = laneChat(call.params.chat_id);
+  if (chatId === undefined) {
+    return sendAnswer(reply, {
+      status: 400,
+      body: {
+        error:
+          call.params.chat_id === undefined
+            ? 'Prefer: respond-async needs chat_id: the outbox sends in order per chat'
+            : 'chat_id must be an integer, a numeric string or an @channelusername',
+      },
+    });
+  }
+  return handOver(deps, access, reply, key, { call, chatId }, locationOf, ASYNC_APPLIED);
+}
+
+/** `Prefer: respond-async` among the request's preferences. */
+export function prefersAsync(request: FastifyRequest): boolean {
+  const prefer = request.headers.prefer;
+  if (prefer === undefined) return false;
+  const values = Array.isArray(prefer) ? prefer : [prefer];
+  return values.some((value) =>
+    value
+      .split(',')
+      .some((token) => token.trim().toLowerCase().split(';')[0].trim() === 'respond-async'),
+  );
+}
+
+function handOver(
+  deps: GatewayRouteDeps,
+  access: GatewayAccess,
+  reply: FastifyReply,
+  key: string | undefined,
+  send: OutboxRequest,
+  locationOf: (bot: string, id: string) => string,
+  headers: Record<string, string> = {},
+): Promise<FastifyReply> {
+  // The same fingerprint either way: a key used on the outbox and again with Prefer is one send.
+  return answerOnce(
+    deps,
+    access,
+    reply,
+    key,
+    () => requestFingerprint(OUTBOX_PATH, send.call),
+    () => enqueue(deps, access, send, key, locationOf, headers),
+  );
 }
 
 /**
@@ -83,6 +138,7 @@ async function enqueue(
   send: OutboxRequest,
   key: string | undefined,
   locationOf: (bot: string, id: string) => string,
+  headers: Record<string, string> = {},
 ): Promise<CallAnswer> {
   const bot = access.bot.id;
   const id = key === undefined ? randomUUID() : outboxIdOf(access.client.name, bot, key);
@@ -112,7 +168,7 @@ async function enqueue(
   return {
     status: 202,
     body: { id, status: 'queued' },
-    headers: { location: locationOf(bot, id) },
+    headers: { ...headers, location: locationOf(bot, id) },
     reachedTelegram: true,
   };
 }

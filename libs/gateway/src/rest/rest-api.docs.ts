@@ -85,6 +85,34 @@ export const REPLAYED = {
   },
 };
 
+/** An outbox send's 202: its id, queued. */
+export const OUTBOX_QUEUED: JsonSchema = {
+  type: 'object',
+  required: ['id', 'status'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    status: { const: 'queued' },
+  },
+};
+
+const PREFER = {
+  type: 'string',
+  description:
+    '`respond-async`: hand the call to the outbox instead of waiting for Telegram (its ' +
+    'parameters need a `chat_id`; no uploads): answered 202 as `POST .../outbox`.',
+};
+
+/** A call handed to the outbox with `Prefer: respond-async`. */
+const HANDED_OVER: ResponseDoc = {
+  description: 'Prefer: respond-async: the call is queued in the outbox, durable in Redis',
+  schema: OUTBOX_QUEUED,
+  headers: {
+    Location: { type: 'string', description: 'The send: `/api/v1/<botId>/outbox/<id>`' },
+    'Preference-Applied': { type: 'string', enum: ['respond-async'] },
+    ...REPLAYED,
+  },
+};
+
 /** Every error a REST call can answer, by status; `reserved` adds the Telegram-style 403. */
 function restErrors(raw: boolean): Record<string, ResponseDoc> {
   return {
@@ -162,6 +190,7 @@ function operationDoc(op: RestOperation, withBot: boolean): RouteDoc {
         schema: RESULTS[op.method] ?? {},
         headers: REPLAYED,
       },
+      202: HANDED_OVER,
       ...restErrors(false),
     },
   };
@@ -191,6 +220,7 @@ function rawDoc(withBot: boolean): RouteDoc {
         schema: TELEGRAM_OK_BODY,
         headers: REPLAYED,
       },
+      202: HANDED_OVER,
       ...restErrors(true),
     },
   };
@@ -200,7 +230,7 @@ function common(withBot: boolean) {
   return {
     tags: ['rest'],
     security: [{ [SECURITY.serviceToken]: [] }],
-    headers: { 'idempotency-key': IDEMPOTENCY_KEY },
+    headers: { 'idempotency-key': IDEMPOTENCY_KEY, prefer: PREFER },
     ...(withBot ? { params: { botId: BOT_ID_PARAM } } : {}),
   };
 }

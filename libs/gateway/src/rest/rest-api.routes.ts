@@ -7,7 +7,7 @@ import { gatewayErrorHandler } from '../http/error-handler';
 import { sendAnswer } from '../http/http-answer';
 import type { GatewayRouteDeps } from '../http/route-deps';
 import { requestFingerprint } from '../idempotency/idempotency-store';
-import { registerOutboxRoutes } from '../outbox/outbox.routes';
+import { handOverCall, prefersAsync, registerOutboxRoutes } from '../outbox/outbox.routes';
 import type { PreparedParams } from '../uploads/multipart-call';
 import { isPlainObject } from './dto/field.decorators';
 import { parseForm } from './form-body';
@@ -30,6 +30,15 @@ const METHOD_PARAMETER_REFUSED =
   'a "method" parameter may only repeat the method named in the path';
 // Stands in for the uploaded file while the text fields are validated.
 const ATTACHED_FILE = 'attached file';
+const ASYNC_UPLOAD_REFUSED = Object.freeze({
+  status: 400,
+  body: {
+    error:
+      'Prefer: respond-async takes JSON or form parameters: an upload cannot wait in the outbox (send a file_id or URL)',
+  },
+});
+
+const outboxUrl = (bot: string, id: string) => `${REST_PREFIX}/${bot}/outbox/${id}`;
 
 /**
  * `POST /api/v1[/:botId]/<resource>/<action>`, `raw/:method` and the outbox, as one
@@ -132,6 +141,7 @@ async function handleOperation(
 ): Promise<FastifyReply> {
   const op = route.op as RestOperation;
   if (op.uploadField && request.isMultipart()) {
+    if (prefersAsync(request)) return sendAnswer(reply, ASYNC_UPLOAD_REFUSED);
     const prepare = prepareUpload(op, op.uploadField);
     return restUpload({ route, access, key, path: op.path, prepare }, request, reply);
   }
@@ -143,6 +153,9 @@ async function handleOperation(
   );
   if (!checked.ok) return reply.code(checked.status).send({ error: checked.error });
   const params = checked.params;
+  if (prefersAsync(request)) {
+    return handOverCall(route.deps, access, reply, key, { method: op.method, params }, outboxUrl);
+  }
   return answerOnce(
     route.deps,
     access,
@@ -185,6 +198,7 @@ async function handleRaw(
 ): Promise<FastifyReply> {
   const path = `raw/${access.method}`;
   if (request.isMultipart()) {
+    if (prefersAsync(request)) return sendAnswer(reply, ASYNC_UPLOAD_REFUSED);
     const prepare = (fields: Record<string, unknown>, fileField: string | undefined) => {
       const redirects = hasRedirectingMethod(Object.entries(fields), access.method);
       if (redirects || (fileField !== undefined && isMethodParameter(fileField))) {
@@ -202,6 +216,10 @@ async function handleRaw(
   }
   if (hasRedirectingMethod(Object.entries(body), access.method)) {
     return reply.code(400).send({ error: METHOD_PARAMETER_REFUSED });
+  }
+  if (prefersAsync(request)) {
+    const call = { method: access.method, params: body };
+    return handOverCall(route.deps, access, reply, key, call, outboxUrl);
   }
   const encoding = bodyEncoding(request);
   return answerOnce(
