@@ -371,6 +371,15 @@ describe('outbox endpoints of the gateway', () => {
     expect(theirs.body.id).not.toBe(first.body.id);
   });
 
+  it("reports the sends waiting as the outbox route's queue depth", async () => {
+    await send({ method: 'sendMessage', params: { chat_id: newChat(), text: 'counted' } });
+    const queued = Number(await redis.hget(keys.routeStats(OUTBOX_ROUTE), 'queued'));
+    expect(queued).toBeGreaterThan(0);
+    const text = await (await request(`${app.running.adminUrl}/metrics`)).body.text();
+    const depth = /^relaygram_queue_depth\{route="_outbox"[^}]*\} (\d+)$/m.exec(text);
+    expect(Number(depth?.[1])).toBe(queued);
+  });
+
   describe('Prefer: respond-async on REST calls', () => {
     const prefer = { prefer: 'respond-async' };
 

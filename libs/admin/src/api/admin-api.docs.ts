@@ -161,6 +161,12 @@ export const NAME: ParameterDoc = {
   pattern: '^[a-z0-9-]{1,64}$',
   description: 'A route name or bot id of the config',
 };
+/** Dead letters' route filter: a configured route, or the outbox's. */
+const DEAD_ROUTE: ParameterDoc = {
+  type: 'string',
+  pattern: '^([a-z0-9-]{1,64}|_outbox)$',
+  description: 'A route name of the config, or `_outbox` for outbox sends that failed',
+};
 const DELIVERY_ID: ParameterDoc = { type: 'string', description: 'A delivery id' };
 
 const unauthorized: ResponseDoc = {
@@ -296,7 +302,7 @@ export const ADMIN_DOCS = {
     operationId: 'listDeadLetters',
     summary: 'Dead letters, newest first, one page',
     query: {
-      route: NAME,
+      route: DEAD_ROUTE,
       bot: NAME,
       reason: REASON,
       limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
@@ -345,12 +351,12 @@ export const ADMIN_DOCS = {
   replayMatching: adminDoc({
     operationId: 'replayDeadLetters',
     summary: 'Re-send every dead letter of a route or bot (optionally of one reason), oldest first',
-    query: { route: NAME, bot: NAME, reason: REASON },
+    query: { route: DEAD_ROUTE, bot: NAME, reason: REASON },
     body: {
       content: {
         'application/json': {
           type: 'object',
-          properties: { route: NAME, bot: NAME, reason: REASON },
+          properties: { route: DEAD_ROUTE, bot: NAME, reason: REASON },
           description: 'route or bot required (or given in the query)',
         },
       },

@@ -28,6 +28,12 @@ describe('admin API parameters', () => {
       reason: 'poison',
     });
     expect(deadLetterFilter({ route: '', reason: undefined })).toEqual({});
+    // Outbox sends that failed: the outbox's route, whose name no configured route has.
+    expect(deadLetterFilter({ route: '_outbox' })).toEqual({ route: '_outbox' });
+    expect(problem(() => deadLetterFilter({ bot: '_outbox' }))).toMatchObject({ parameter: 'bot' });
+    expect(problem(() => deadLetterFilter({ route: '_other' }))).toMatchObject({
+      parameter: 'route',
+    });
   });
 
   it('names the parameter that is wrong', () => {

@@ -2,6 +2,7 @@ import { BadRequestException, NotFoundException } from '@nestjs/common';
 import {
   ATTEMPT_STATUS_FILTERS,
   DEAD_REASONS,
+  OUTBOX_ROUTE,
   type AttemptQuery,
   type AttemptStatusFilter,
   type DeadReason,
@@ -39,7 +40,8 @@ function name(params: QueryParams, param: string): string | undefined {
 
 export function deadLetterFilter(params: QueryParams): DeadLetterFilter {
   const filter: DeadLetterFilter = {};
-  const route = name(params, 'route');
+  // Outbox sends that failed are the dead letters of the outbox's internal route.
+  const route = single(params, 'route') === OUTBOX_ROUTE ? OUTBOX_ROUTE : name(params, 'route');
   const bot = name(params, 'bot');
   const reason = single(params, 'reason');
   if (route) filter.route = route;

@@ -5,6 +5,7 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { ConfigService } from '@relaygram/config';
+import { OUTBOX_ROUTE } from '@relaygram/contracts';
 import { QUEUE_CONTEXT, readRouteStats, type QueueContext } from '@relaygram/queue';
 import { BotStatusReader } from '../health/bot-status-reader';
 import { RelaygramMetrics } from './relaygram-metrics';
@@ -34,7 +35,8 @@ export class QueueGaugeRefresher implements OnApplicationBootstrap, OnModuleDest
   }
 
   async refresh(): Promise<void> {
-    const routes = this.config.config.routes.map((r) => r.name);
+    // The outbox's internal route too: its depth is the sends waiting to go out.
+    const routes = [...this.config.config.routes.map((r) => r.name), OUTBOX_ROUTE];
     const [stats, bots] = await Promise.all([
       Promise.all(routes.map((route) => readRouteStats(this.ctx, route))),
       this.bots.read({ redis: true }),
