@@ -3,6 +3,7 @@ import { version } from '../package.json';
 import { registerConfigCommands } from './commands/config.command';
 import { registerDeadCommands } from './commands/dead.command';
 import { registerDeliveryLogCommands } from './commands/delivery-log.command';
+import { registerOutboxCommands } from './commands/outbox.command';
 import { registerStatusCommand } from './commands/status.command';
 import { registerWebhookCommands } from './commands/webhook.command';
 
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
   registerConfigCommands(program);
   registerDeadCommands(program);
   registerDeliveryLogCommands(program);
+  registerOutboxCommands(program);
   registerWebhookCommands(program);
   registerStatusCommand(program);
   return program;

@@ -16,6 +16,7 @@ export * from './dead-letters/dead-letter-view';
 export * from './dead-letters/config-lane-resolver';
 export * from './pull/pull-store';
 export * from './outbox/outbox-store';
+export * from './outbox/outbox-view';
 export * from './delivery-log/delivery-log-settings';
 export * from './delivery-log/delivery-log-reader';
 export * from './delivery-log/delivery-log-view';

@@ -1227,25 +1227,6 @@ export interface operations {
           };
         };
       };
-      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
-      202: {
-        headers: {
-          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
-          Location?: string;
-          'Preference-Applied'?: 'respond-async';
-          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            /** @enum {unknown} */
-            status: 'queued';
-          };
-        };
-      };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
       400: {
         headers: {
@@ -1448,25 +1429,6 @@ export interface operations {
             text?: string;
           } & {
             [key: string]: unknown;
-          };
-        };
-      };
-      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
-      202: {
-        headers: {
-          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
-          Location?: string;
-          'Preference-Applied'?: 'respond-async';
-          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            /** @enum {unknown} */
-            status: 'queued';
           };
         };
       };
@@ -1674,25 +1636,6 @@ export interface operations {
                 [key: string]: unknown;
               })
             | true;
-        };
-      };
-      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
-      202: {
-        headers: {
-          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
-          Location?: string;
-          'Preference-Applied'?: 'respond-async';
-          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            /** @enum {unknown} */
-            status: 'queued';
-          };
         };
       };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
@@ -1904,25 +1847,6 @@ export interface operations {
             | true;
         };
       };
-      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
-      202: {
-        headers: {
-          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
-          Location?: string;
-          'Preference-Applied'?: 'respond-async';
-          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            /** @enum {unknown} */
-            status: 'queued';
-          };
-        };
-      };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
       400: {
         headers: {
@@ -2123,25 +2047,6 @@ export interface operations {
                 [key: string]: unknown;
               })
             | true;
-        };
-      };
-      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
-      202: {
-        headers: {
-          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
-          Location?: string;
-          'Preference-Applied'?: 'respond-async';
-          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            /** @enum {unknown} */
-            status: 'queued';
-          };
         };
       };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
@@ -2349,25 +2254,6 @@ export interface operations {
             | true;
         };
       };
-      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
-      202: {
-        headers: {
-          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
-          Location?: string;
-          'Preference-Applied'?: 'respond-async';
-          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            /** @enum {unknown} */
-            status: 'queued';
-          };
-        };
-      };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
       400: {
         headers: {
@@ -2548,25 +2434,6 @@ export interface operations {
         };
         content: {
           'application/json': true;
-        };
-      };
-      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
-      202: {
-        headers: {
-          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
-          Location?: string;
-          'Preference-Applied'?: 'respond-async';
-          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            /** @enum {unknown} */
-            status: 'queued';
-          };
         };
       };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
@@ -2752,25 +2619,6 @@ export interface operations {
         };
         content: {
           'application/json': true;
-        };
-      };
-      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
-      202: {
-        headers: {
-          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
-          Location?: string;
-          'Preference-Applied'?: 'respond-async';
-          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            /** @enum {unknown} */
-            status: 'queued';
-          };
         };
       };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
@@ -2976,25 +2824,6 @@ export interface operations {
             text?: string;
           } & {
             [key: string]: unknown;
-          };
-        };
-      };
-      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
-      202: {
-        headers: {
-          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
-          Location?: string;
-          'Preference-Applied'?: 'respond-async';
-          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            /** @enum {unknown} */
-            status: 'queued';
           };
         };
       };
@@ -3207,25 +3036,6 @@ export interface operations {
           };
         };
       };
-      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
-      202: {
-        headers: {
-          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
-          Location?: string;
-          'Preference-Applied'?: 'respond-async';
-          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            /** @enum {unknown} */
-            status: 'queued';
-          };
-        };
-      };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
       400: {
         headers: {
@@ -3421,25 +3231,6 @@ export interface operations {
             message_id: number;
           } & {
             [key: string]: unknown;
-          };
-        };
-      };
-      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
-      202: {
-        headers: {
-          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
-          Location?: string;
-          'Preference-Applied'?: 'respond-async';
-          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            /** @enum {unknown} */
-            status: 'queued';
           };
         };
       };
@@ -3644,25 +3435,6 @@ export interface operations {
           };
         };
       };
-      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
-      202: {
-        headers: {
-          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
-          Location?: string;
-          'Preference-Applied'?: 'respond-async';
-          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            /** @enum {unknown} */
-            status: 'queued';
-          };
-        };
-      };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
       400: {
         headers: {
@@ -3847,25 +3619,6 @@ export interface operations {
         };
         content: {
           'application/json': true;
-        };
-      };
-      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
-      202: {
-        headers: {
-          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
-          Location?: string;
-          'Preference-Applied'?: 'respond-async';
-          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            /** @enum {unknown} */
-            status: 'queued';
-          };
         };
       };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
@@ -4057,25 +3810,6 @@ export interface operations {
           'application/json': true;
         };
       };
-      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
-      202: {
-        headers: {
-          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
-          Location?: string;
-          'Preference-Applied'?: 'respond-async';
-          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            /** @enum {unknown} */
-            status: 'queued';
-          };
-        };
-      };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
       400: {
         headers: {
@@ -4256,25 +3990,6 @@ export interface operations {
         };
         content: {
           'application/json': true;
-        };
-      };
-      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
-      202: {
-        headers: {
-          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
-          Location?: string;
-          'Preference-Applied'?: 'respond-async';
-          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            /** @enum {unknown} */
-            status: 'queued';
-          };
         };
       };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
@@ -4460,25 +4175,6 @@ export interface operations {
         };
         content: {
           'application/json': true;
-        };
-      };
-      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
-      202: {
-        headers: {
-          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
-          Location?: string;
-          'Preference-Applied'?: 'respond-async';
-          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            /** @enum {unknown} */
-            status: 'queued';
-          };
         };
       };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
@@ -4687,25 +4383,6 @@ export interface operations {
             text?: string;
           } & {
             [key: string]: unknown;
-          };
-        };
-      };
-      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
-      202: {
-        headers: {
-          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
-          Location?: string;
-          'Preference-Applied'?: 'respond-async';
-          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            /** @enum {unknown} */
-            status: 'queued';
           };
         };
       };
@@ -4921,25 +4598,6 @@ export interface operations {
           };
         };
       };
-      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
-      202: {
-        headers: {
-          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
-          Location?: string;
-          'Preference-Applied'?: 'respond-async';
-          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            /** @enum {unknown} */
-            status: 'queued';
-          };
-        };
-      };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
       400: {
         headers: {
@@ -5146,25 +4804,6 @@ export interface operations {
             text?: string;
           } & {
             [key: string]: unknown;
-          };
-        };
-      };
-      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
-      202: {
-        headers: {
-          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
-          Location?: string;
-          'Preference-Applied'?: 'respond-async';
-          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            /** @enum {unknown} */
-            status: 'queued';
           };
         };
       };
@@ -5380,25 +5019,6 @@ export interface operations {
           };
         };
       };
-      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
-      202: {
-        headers: {
-          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
-          Location?: string;
-          'Preference-Applied'?: 'respond-async';
-          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            /** @enum {unknown} */
-            status: 'queued';
-          };
-        };
-      };
       /** @description A field is missing or invalid, or the Idempotency-Key is malformed */
       400: {
         headers: {
@@ -5584,25 +5204,6 @@ export interface operations {
             /** @enum {unknown} */
             ok: true;
             result: unknown;
-          };
-        };
-      };
-      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
-      202: {
-        headers: {
-          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
-          Location?: string;
-          'Preference-Applied'?: 'respond-async';
-          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            /** @enum {unknown} */
-            status: 'queued';
           };
         };
       };
@@ -5804,25 +5405,6 @@ export interface operations {
             /** @enum {unknown} */
             ok: true;
             result: unknown;
-          };
-        };
-      };
-      /** @description Prefer: respond-async: the call is queued in the outbox, durable in Redis */
-      202: {
-        headers: {
-          /** @description The send: `/api/v1/<botId>/outbox/<id>` */
-          Location?: string;
-          'Preference-Applied'?: 'respond-async';
-          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** Format: uuid */
-            id: string;
-            /** @enum {unknown} */
-            status: 'queued';
           };
         };
       };

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { OutboxCall } from '@relaygram/contracts';
-import type { OutboxRecord } from '@relaygram/queue';
+import { outboxSendView, type OutboxRecord } from '@relaygram/queue';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { accessOf, type GatewayAccess } from '../access/request-access';
 import { authHook } from '../http/auth-hook';
@@ -17,7 +17,6 @@ import {
   INVALID_KEY_ANSWER,
 } from '../rest/rest-idempotency';
 import { checkOutboxRequest, laneChat, type OutboxRequest } from './outbox-request';
-import { outboxSendView } from './outbox-view';
 import { outboxReadConfig, outboxSendConfig } from './outbox.docs';
 
 /** What an Idempotency-Key's fingerprint names as the path: no REST row has it. */

@@ -1,7 +1,10 @@
 import type { OutboxStatus } from '@relaygram/contracts';
-import type { OutboxRecord } from '@relaygram/queue';
+import type { OutboxRecord } from './outbox-store';
 
-/** `GET /api/v1/:botId/outbox/:id`: an outbox send as its client reads it. */
+/**
+ * `GET /api/v1/:botId/outbox/:id`: an outbox send as its client reads it, and what
+ * `relaygram outbox show --json` prints.
+ */
 export interface OutboxSendView {
   id: string;
   status: OutboxStatus;
