@@ -29,6 +29,12 @@ const NO_SUCH_SEND: HttpAnswer = Object.freeze({
   status: 404,
   body: { error: 'no outbox send with this id' },
 });
+/**
+ * A claimed key's lease: handing a send over is one Redis script, so a gateway that died
+ * holding the key frees it in seconds, not after the longest Telegram call's time (a
+ * retry meanwhile answers 409, and the chat's next sends wait behind it).
+ */
+const OUTBOX_KEY_LEASE_MS = 10_000;
 const ASYNC_APPLIED = Object.freeze({ 'preference-applied': 'respond-async' });
 const OUTBOX_UNAVAILABLE: HttpAnswer = Object.freeze({
   status: 503,
@@ -121,6 +127,7 @@ function handOver(
     key,
     () => requestFingerprint(OUTBOX_PATH, send.call),
     () => enqueue(deps, access, send, key, locationOf, headers),
+    OUTBOX_KEY_LEASE_MS,
   );
 }
 

@@ -36,11 +36,12 @@ export async function answerOnce(
   key: string | undefined,
   fingerprint: () => string,
   run: (signal: CallerSignal) => Promise<CallAnswer>,
+  leaseMs?: number,
 ): Promise<FastifyReply> {
   const signal = callerSignal(reply);
   if (key === undefined) return sendAnswer(reply, await run(signal));
   // Only a keyed call needs its digest: most calls carry no key.
-  const claim = await beginKey(deps, access, key, fingerprint(), signal);
+  const claim = await beginKey(deps, access, key, fingerprint(), signal, leaseMs);
   if (claim.kind === 'replay') return sendStored(reply, claim.answer, true);
   if (claim.kind !== 'proceed') return sendAnswer(reply, claimAnswer(claim));
   let answer: CallAnswer;
@@ -62,6 +63,8 @@ export function beginKey(
   key: string,
   fingerprint: string,
   signal: CallerSignal,
+  /** How long a claim outlives a gateway that died holding it (default: the longest call). */
+  leaseMs?: number,
 ): Promise<Claim> {
   const options = deps.telegram.options;
   const maxWaitMs = outboundOf(access.bot).maxWaitMs;
@@ -71,7 +74,8 @@ export function beginKey(
     {
       waitMs: maxWaitMs,
       // Longer than the first request can take: its wait, an upload and a retried call.
-      leaseMs: maxWaitMs + options.uploadTimeoutMs + 2 * options.telegramTimeoutMs + 10_000,
+      leaseMs:
+        leaseMs ?? maxWaitMs + options.uploadTimeoutMs + 2 * options.telegramTimeoutMs + 10_000,
       signal,
     },
   );

@@ -5,6 +5,7 @@ import { drainJobsDeleted } from './drain-jobs-deleted.scenario';
 import { flakyReceiver } from './flaky-receiver.scenario';
 import { ingressKillBeforeArm } from './ingress-kill-before-arm.scenario';
 import { networkDrop } from './network-drop.scenario';
+import { outboxKill } from './outbox-kill.scenario';
 import { pollingIngressKill } from './polling-ingress-kill.scenario';
 import { receiverDown } from './receiver-down.scenario';
 import { redisKill } from './redis-kill.scenario';
@@ -34,4 +35,5 @@ export const SCENARIOS: readonly Scenario[] = [
   rollingSigterm,
   reloadRoutes,
   drainJobsDeleted,
+  outboxKill,
 ];
