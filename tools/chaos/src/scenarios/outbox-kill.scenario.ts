@@ -10,11 +10,11 @@ import type { Scenario } from './scenario';
 const STATUS_SAMPLE = 50;
 /**
  * A POST without its 202 is given up this long after the plan's end. A gateway killed
- * while it held a request's Idempotency-Key leaves the key leased for the gateway's
- * lease (max_wait + upload timeout + two Telegram timeouts + 10 s: 195 s by default),
- * and the repeat of that request is answered 409 until then.
+ * while it held a request's Idempotency-Key leaves the key leased (10 s for an outbox
+ * send), and the repeat of that request is answered 409 until then; Redis or the
+ * gateway restarting add their own seconds.
  */
-const GIVE_UP_AFTER_MS = 240_000;
+const GIVE_UP_AFTER_MS = 60_000;
 
 /**
  * Outbox sends (`POST /api/v1/hook-bot/outbox`, `sendMessage` of `o<n>`, each with its
