@@ -11,6 +11,7 @@ import {
 import { BOT_STATUS_SCHEMA, ROUTE_FAILING_SCHEMA } from '@relaygram/observability';
 import { BOT_MODES, DELIVERY_FORMATS, ORDERINGS } from '@relaygram/config';
 import { DEAD_REASONS } from '@relaygram/contracts';
+import { DEAD_ROUTE, NAME } from './admin-names.docs';
 import { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE } from './admin-params';
 import { MINUTE_CHARTS } from './charts.docs';
 
@@ -156,17 +157,6 @@ const DEAD_LETTER: JsonSchema = {
   },
 };
 
-export const NAME: ParameterDoc = {
-  type: 'string',
-  pattern: '^[a-z0-9-]{1,64}$',
-  description: 'A route name or bot id of the config',
-};
-/** Dead letters' route filter: a configured route, or the outbox's. */
-const DEAD_ROUTE: ParameterDoc = {
-  type: 'string',
-  pattern: '^([a-z0-9-]{1,64}|_outbox)$',
-  description: 'A route name of the config, or `_outbox` for outbox sends that failed',
-};
 const DELIVERY_ID: ParameterDoc = { type: 'string', description: 'A delivery id' };
 
 const unauthorized: ResponseDoc = {

@@ -1,7 +1,8 @@
 import { ATTEMPT_STATUS_FILTERS, DELIVERY_STATES, LOGGED_OUTCOMES } from '@relaygram/contracts';
 import { BOT_ID_PARAM, type JsonSchema } from '@relaygram/openapi';
 import { ATTEMPT_PAGE_DEFAULT, ATTEMPT_PAGE_MAX } from '@relaygram/queue';
-import { ADMIN_ERROR, adminDoc, NAME } from './admin-api.docs';
+import { ADMIN_ERROR, adminDoc } from './admin-api.docs';
+import { NAME } from './admin-names.docs';
 
 const TIME = { type: 'string', format: 'date-time' };
 const NULLABLE_TIME = { type: ['string', 'null'], format: 'date-time' };
