@@ -10,3 +10,4 @@ export * from './features';
 export * from './logger-token';
 export * from './delivery-log';
 export * from './outbox';
+export * from './broadcast';

@@ -215,6 +215,41 @@ export class RedisKeys {
     return `${this.prefix}:outbox:${bot}:${id}`;
   }
 
+  /** Hash of one broadcast: status, call, client, counters, times. */
+  broadcast(bot: string, id: string): string {
+    return `${this.prefix}:broadcast:${bot}:${id}`;
+  }
+
+  /** List of a broadcast's recipients (chat ids), in the order given. */
+  broadcastRecipients(bot: string, id: string): string {
+    return `${this.prefix}:broadcast-to:${bot}:${id}`;
+  }
+
+  /** Sorted set of a broadcast's claimed recipients (list index) by when the claim runs out. */
+  broadcastClaims(bot: string, id: string): string {
+    return `${this.prefix}:broadcast-claims:${bot}:${id}`;
+  }
+
+  /** Hash of attempts so far per recipient (list index), for those tried more than once. */
+  broadcastTries(bot: string, id: string): string {
+    return `${this.prefix}:broadcast-tries:${bot}:${id}`;
+  }
+
+  /** List of a broadcast's recipients that ended `blocked` or `failed`, with Telegram's answer. */
+  broadcastFailures(bot: string, id: string, reason: string): string {
+    return `${this.prefix}:broadcast-${reason}:${bot}:${id}`;
+  }
+
+  /** Sorted set of a bot's broadcasts by creation time. */
+  broadcasts(bot: string): string {
+    return `${this.prefix}:broadcasts:${bot}`;
+  }
+
+  /** Set of the running broadcasts (`<bot>/<id>`), which dispatchers claim recipients of. */
+  get broadcastsRunning(): string {
+    return `${this.prefix}:broadcasts-running`;
+  }
+
   /** The one poller of a bot holds this lease. */
   pollerLease(bot: string): string {
     return `${this.prefix}:poller-lease:${bot}`;

@@ -17,6 +17,8 @@ export * from './dead-letters/config-lane-resolver';
 export * from './pull/pull-store';
 export * from './outbox/outbox-store';
 export * from './outbox/outbox-view';
+export * from './broadcast/broadcast-store';
+export * from './broadcast/broadcast-view';
 export * from './delivery-log/delivery-log-settings';
 export * from './delivery-log/delivery-log-reader';
 export * from './delivery-log/delivery-log-view';

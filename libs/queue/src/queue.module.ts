@@ -16,6 +16,7 @@ import { LaneReconciler } from './lanes/lane-reconciler';
 import { LaneStore } from './lanes/lane-store';
 import { PullStore } from './pull/pull-store';
 import { OutboxStore } from './outbox/outbox-store';
+import { BroadcastStore } from './broadcast/broadcast-store';
 import { UpdateEnqueuer } from './lanes/update-enqueuer';
 import { queueContext, type QueueContext } from './queue-context';
 import { createRedis, waitForRedis, type RelaygramRedis } from './redis/redis-client';
@@ -194,6 +195,11 @@ class RedisLifecycle implements OnApplicationShutdown {
         ),
     },
     {
+      provide: BroadcastStore,
+      inject: [QUEUE_CONTEXT],
+      useFactory: (ctx: QueueContext) => new BroadcastStore(ctx),
+    },
+    {
       provide: LaneReconciler,
       inject: [QUEUE_CONTEXT, LaneStore, DrainScheduler],
       useFactory: (ctx: QueueContext, lanes: LaneStore, scheduler: DrainScheduler) =>
@@ -209,6 +215,7 @@ class RedisLifecycle implements OnApplicationShutdown {
     UpdateEnqueuer,
     LaneStore,
     OutboxStore,
+    BroadcastStore,
     DeadLetterStore,
     LaneReconciler,
     PullStore,

@@ -14,6 +14,14 @@ import { ENQUEUE_LUA } from '../scripts/enqueue.lua';
 import { DELETE_DEAD_LUA, REPLAY_LUA } from '../scripts/dead-letter.lua';
 import { OUTBOX_ENQUEUE_LUA } from '../scripts/outbox.lua';
 import {
+  BROADCAST_APPEND_LUA,
+  BROADCAST_CLAIM_LUA,
+  BROADCAST_CONTROL_LUA,
+  BROADCAST_CREATE_LUA,
+  BROADCAST_SETTLE_LUA,
+  BROADCAST_START_LUA,
+} from '../scripts/broadcast.lua';
+import {
   PULL_DROP_LUA,
   PULL_EXPIRE_LUA,
   PULL_KILL_LUA,
@@ -38,6 +46,12 @@ export interface RelaygramScripts {
   rgReplay: ScriptFn;
   rgDeleteDead: ScriptFn;
   rgOutboxEnqueue: ScriptFn;
+  rgBroadcastCreate: ScriptFn;
+  rgBroadcastAppend: ScriptFn;
+  rgBroadcastStart: ScriptFn;
+  rgBroadcastControl: ScriptFn;
+  rgBroadcastClaim: ScriptFn;
+  rgBroadcastSettle: ScriptFn;
   rgPullTakeBuffer: ScriptFn;
   rgPullDrop: ScriptFn;
   rgPullExpire: ScriptFn;
@@ -62,6 +76,12 @@ const SCRIPTS: Record<string, string> = {
   rgReplay: REPLAY_LUA,
   rgDeleteDead: DELETE_DEAD_LUA,
   rgOutboxEnqueue: OUTBOX_ENQUEUE_LUA,
+  rgBroadcastCreate: BROADCAST_CREATE_LUA,
+  rgBroadcastAppend: BROADCAST_APPEND_LUA,
+  rgBroadcastStart: BROADCAST_START_LUA,
+  rgBroadcastControl: BROADCAST_CONTROL_LUA,
+  rgBroadcastClaim: BROADCAST_CLAIM_LUA,
+  rgBroadcastSettle: BROADCAST_SETTLE_LUA,
   rgPullTake: PULL_TAKE_LUA,
   rgPullDrop: PULL_DROP_LUA,
   rgPullExpire: PULL_EXPIRE_LUA,

@@ -8,6 +8,7 @@ import { DeadLetterStore } from '../dead-letters/dead-letter-store';
 import { LaneReconciler } from '../lanes/lane-reconciler';
 import { PullStore } from '../pull/pull-store';
 import { OutboxStore } from '../outbox/outbox-store';
+import { BroadcastStore } from '../broadcast/broadcast-store';
 import { DrainJobDriver } from './drain-job-driver';
 
 /** A store on the test Redis under a prefix of its own; `cleanup()` deletes every key of it. */
@@ -22,6 +23,7 @@ export interface QueueFixture {
   reconciler: LaneReconciler;
   pull: PullStore;
   outbox: OutboxStore;
+  broadcasts: BroadcastStore;
   /** Runs drain jobs by hand (no dispatcher). */
   driver: DrainJobDriver;
   cleanup(): Promise<void>;
@@ -49,6 +51,7 @@ export async function createQueueFixture(
     reconciler: new LaneReconciler(ctx, lanes, scheduler),
     pull: new PullStore(ctx),
     outbox: new OutboxStore(ctx, scheduler),
+    broadcasts: new BroadcastStore(ctx),
     driver,
     async cleanup() {
       await driver.close();
