@@ -17,5 +17,5 @@ export {
   type ChatTarget,
 } from './budget/call-plan';
 export type { BudgetKind } from './budget/budget-math';
-export { budgetParams, type BudgetParams } from './budget/budget-params';
+export { broadcastParams, budgetParams, type BudgetParams } from './budget/budget-params';
 export type { PauseScope } from './budget/pause-scope';

@@ -167,6 +167,26 @@ describe('OutboundPacer on a shared Redis', () => {
     expect(await second).toMatchObject({ kind: 'go', budget: 'chat' });
   });
 
+  it("paces a broadcast on its share of the bot's calendar; with a share of 0, refuses it", async () => {
+    const { pacer: a } = await pacer('broadcast');
+    const sharing = bot({ perSecond: 30, broadcastShare: 0.8 });
+    expect(a.broadcastParams(sharing)).toEqual({ ...a.params(sharing), binCapacity: 2 });
+    expect(a.broadcastParams(sharing)).toBe(a.broadcastParams(sharing));
+    expect(await a.acquireBroadcast(sharing, 'sendMessage', send(31))).toMatchObject({
+      kind: 'go',
+      budget: 'none',
+    });
+    const closed = bot({ broadcastShare: 0 });
+    // No bin has room up to max_wait (5 s): retry after the bin that follows it.
+    expect(await a.acquireBroadcast(closed, 'sendMessage', send(32))).toMatchObject({
+      kind: 'refused',
+      retryAfter: 6,
+      budget: 'bot',
+    });
+    expect(await a.acquire(closed, 'sendMessage', send(32))).toMatchObject({ kind: 'go' });
+    expect(await a.acquireBroadcast(closed, 'getMe', {})).toEqual({ kind: 'unpaced' });
+  });
+
   it('leaves alone calls that send nothing, and bots with pacing off', async () => {
     const { pacer: a, commands } = await pacer('unpaced');
     expect(await a.acquire(bot(), 'sendChatAction', { chat_id: 1, action: 'typing' })).toEqual({
@@ -320,6 +340,12 @@ describe('OutboundPacer when Redis fails', () => {
     const result = await within(pacer.acquire(limits, 'sendMessage', send(1)), 2_000);
     expect(result).toMatchObject({ kind: 'go' });
     expect(pacer.mode).toBe('degraded');
+    // The local budget refuses broadcasts with a share of 0, as Redis does.
+    const closed = bot({ broadcastShare: 0 });
+    expect(await pacer.acquireBroadcast(closed, 'sendMessage', send(2))).toMatchObject({
+      kind: 'refused',
+      budget: 'bot',
+    });
     const report = await pacer.reportTooManyRequests(
       limits,
       { paced: true, chat: { key: '1', kind: 'private' }, cost: 1 },

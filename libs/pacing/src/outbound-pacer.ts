@@ -7,7 +7,8 @@ import {
 import { OutboundKeys } from '@relaygram/contracts';
 import { createRedis, type RedisClient } from '@relaygram/queue';
 import { retryAfterSeconds, type BudgetKind } from './budget/budget-math';
-import { budgetParams, DEFAULT_TRANSIT_MS, type BudgetParams } from './budget/budget-params';
+import { broadcastParams, budgetParams, DEFAULT_TRANSIT_MS } from './budget/budget-params';
+import type { BudgetParams } from './budget/budget-params';
 import { planCall, type CallPlan } from './budget/call-plan';
 import { LocalBudget } from './budget/local-budget';
 import type { PauseScope } from './budget/pause-scope';
@@ -96,6 +97,7 @@ export class OutboundPacer {
   readonly #shared: RedisBudget;
   readonly #local = new LocalBudget();
   readonly #params = new WeakMap<OutboundConfig, BudgetParams>();
+  readonly #broadcastParams = new WeakMap<OutboundConfig, BudgetParams>();
   readonly #timeoutMs: number;
   readonly #probeEveryMs: number;
   readonly #transitMs: number;
@@ -146,21 +148,57 @@ export class OutboundPacer {
     return params;
   }
 
+  /** `params` for a broadcast's sends: the bot's calendar with `broadcastShare` of each bin. */
+  broadcastParams(bot: Pick<BotConfig, 'outbound'>): BudgetParams {
+    const outbound = outboundOf(bot);
+    let params = this.#broadcastParams.get(outbound);
+    if (!params) {
+      params = broadcastParams(this.params(bot), outbound.broadcastShare);
+      this.#broadcastParams.set(outbound, params);
+    }
+    return params;
+  }
+
   /**
    * Takes a slot for a call before it goes to Telegram; resolves when it may go (or
    * must be refused). `signal` ends the wait when the caller goes away; given as a
    * function, it is only made when the call has to wait.
    */
-  async acquire(
+  acquire(
     bot: BotConfig,
     method: string,
     params: Readonly<Record<string, unknown>>,
     signal?: AbortSignal | (() => AbortSignal),
   ): Promise<PaceResult> {
+    return this.#acquire(bot, method, params, signal, false);
+  }
+
+  /**
+   * `acquire` for one send of a broadcast: the same budgets, but a slot only in a bin of
+   * the bot's calendar that it leaves within `outbound.broadcastShare` of its capacity,
+   * so the rest of every bin stays for interactive calls (see broadcastParams). A share
+   * of 0 refuses every broadcast, with a retry_after of about max_wait.
+   */
+  acquireBroadcast(
+    bot: BotConfig,
+    method: string,
+    params: Readonly<Record<string, unknown>>,
+    signal?: AbortSignal | (() => AbortSignal),
+  ): Promise<PaceResult> {
+    return this.#acquire(bot, method, params, signal, true);
+  }
+
+  async #acquire(
+    bot: BotConfig,
+    method: string,
+    params: Readonly<Record<string, unknown>>,
+    signal: AbortSignal | (() => AbortSignal) | undefined,
+    broadcast: boolean,
+  ): Promise<PaceResult> {
     if (!outboundOf(bot).enabled) return UNPACED;
     const plan = planCall(method, params);
     if (!plan.paced) return UNPACED;
-    const p = this.params(bot);
+    const p = broadcast ? this.broadcastParams(bot) : this.params(bot);
     const start = Date.now();
     const deadline = start + p.maxWaitMs;
     let budget: BudgetKind | undefined;

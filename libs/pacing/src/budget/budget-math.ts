@@ -89,8 +89,8 @@ export function binOf(time: number, p: BudgetParams): number {
  * The earliest slot for a call of `cost` sends: after every pause, when its chat and
  * group budgets allow it, in the first bin of the bot's calendar with room from then
  * on. A bin with room is one holding fewer than `binCapacity` sends (an empty bin takes
- * any album). A call whose slot would be more than `maxWaitMs` away is refused, with
- * the time it could have gone.
+ * any album, unless the capacity is 0: then none has room). A call whose slot would be
+ * more than `maxWaitMs` away is refused, with the time it could have gone.
  *
  * The bot budget is a calendar rather than a second GCRA so that a call waiting for a
  * busy chat takes the bot's capacity of its own moment only: calls to other chats still
@@ -111,6 +111,12 @@ export function findSlot(view: BudgetView, cost: number, p: BudgetParams): SlotD
   if (view.groupLog) raise(groupAllowAt(view.groupLog, cost, p), 'group');
   const horizon = view.now + p.maxWaitMs;
   if (earliest > horizon) return { ok: false, retryAt: earliest, binding: binding ?? 'bot' };
+  // No bin ever has room (a broadcast share of 0): refused as if every bin to the horizon
+  // were full, without reading them all.
+  if (p.binCapacity < 1) {
+    const afterHorizon = Math.floor(horizon / p.binWidthMs) + 1;
+    return { ok: false, retryAt: afterHorizon * p.binWidthMs, binding: 'bot' };
+  }
   for (let bin = binOf(earliest, p); ; bin++) {
     const start = bin * p.binWidthMs;
     if (start > horizon) return { ok: false, retryAt: start, binding: 'bot' };

@@ -24,7 +24,10 @@ export interface BudgetParams {
   readonly chatBurst: number;
   readonly groupLimit: number;
   readonly groupWindowMs: number;
-  /** The bot's calendar: bins of this width, holding `binCapacity` sends each. */
+  /**
+   * The bot's calendar: bins of this width, holding `binCapacity` sends each. A
+   * capacity of 0 (broadcasts with a share of 0) leaves no bin with room.
+   */
   readonly binWidthMs: number;
   readonly binCapacity: number;
   /** Bins the Redis ring keeps: enough for every bin from now to now + max_wait. */
@@ -49,4 +52,27 @@ export function budgetParams(
     binCapacity,
     ringSize: Math.ceil(outbound.maxWaitMs / binWidthMs) + 3,
   });
+}
+
+/**
+ * The same budgets for one send of a broadcast: it takes a slot only in a bin of the
+ * bot's calendar that its cost leaves within `share` of the bin's capacity, so every bin
+ * keeps the rest for interactive calls however long a broadcast runs. Bin width and ring
+ * are the bot's own: broadcasts and interactive calls count in one calendar.
+ *
+ * Whole sends per bin, rounded down, but at least one while the share is above 0: else
+ * a small bin (one send, at per_second 10 or less) or a small share (below 1/3 at 30 per
+ * second) would silently stop every broadcast. Such a bot keeps less room for
+ * interactive calls than its share says, none in bins of one send. A share of 0 gives
+ * broadcasts no room: every one is refused.
+ */
+export function broadcastParams(base: BudgetParams, share: number): BudgetParams {
+  return Object.freeze({ ...base, binCapacity: broadcastCapacity(base.binCapacity, share) });
+}
+
+function broadcastCapacity(binCapacity: number, share: number): number {
+  if (!(share > 0)) return 0;
+  // A product such as 100 x 0.29 lands a hair below its whole number.
+  const sends = Math.floor(binCapacity * share + 1e-9);
+  return Math.min(binCapacity, Math.max(1, sends));
 }

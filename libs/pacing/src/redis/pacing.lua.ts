@@ -37,7 +37,9 @@ end
  * arguments, and it is paid on the gateway's busiest path.
  * ARGV: bots, sections, then per section (a bot and its parameters) 11 values: bot
  * index, now ('' for TIME), max_wait, transit, chat_interval, chat_burst, group_limit,
- * group_window, bin_width, bin_capacity, ring_size; then one per reservation,
+ * group_window, bin_width, bin_capacity (0: no bin has room), ring_size. A bot may
+ * have several sections (a broadcast's smaller bin_capacity): they share its calendar,
+ * which is kept per bot. Then one per reservation,
  * `<section index>:<cost>:<kind><chat>`, kind one character: '-' no chat (and no
  * chat after it), 'p' private, 'g' group or channel.
  * Returns two integers per reservation: a code and a time (ms). Code 0 to 4: it may go
@@ -159,6 +161,9 @@ local function reserve(sec, cost, chat, chat_key, group_key)
   if earliest > horizon then
     if binding == 0 then binding = 4 end
     return -binding, math.ceil(earliest - now)
+  end
+  if sec.bin_capacity < 1 then
+    return -4, math.ceil((math.floor(horizon / sec.bin_width) + 1) * sec.bin_width - now)
   end
 
   local c = calendar(sec.bot)

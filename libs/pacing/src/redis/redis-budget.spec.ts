@@ -5,7 +5,7 @@ import { OutboundKeys } from '@relaygram/contracts';
 import { TimeoutError } from '@relaygram/observability';
 import { createRedis, startRedisServer, waitForRedis, type RedisClient } from '@relaygram/queue';
 import { deleteKeys, eventually } from '@relaygram/testing';
-import { budgetParams, type BudgetParams } from '../budget/budget-params';
+import { broadcastParams, budgetParams, type BudgetParams } from '../budget/budget-params';
 import type { CallPlan } from '../budget/call-plan';
 import { LocalBudget } from '../budget/local-budget';
 import { RedisBudget, type SharedDecision } from './redis-budget';
@@ -65,6 +65,7 @@ describe('the pacing script in Redis', () => {
       gap: fc.oneof(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 5_000 })),
       chat: fc.constantFrom(1, 2, 3, -10, -11, '@chan', undefined),
       cost: fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 10 })),
+      broadcast: fc.boolean(),
       pause: fc.option(
         fc.record({
           chat: fc.constantFrom(1, 2, 3, -10, '@chan', undefined),
@@ -82,9 +83,11 @@ describe('the pacing script in Redis', () => {
           chatBurst: fc.integer({ min: 1, max: 4 }),
           perGroupPerMinute: fc.integer({ min: 2, max: 20 }),
           maxWaitMs: fc.constantFrom(0, 1_000, 5_000),
+          broadcastShare: fc.constantFrom(0, 0.3, 0.8, 1),
         }),
         async (calls, limits) => {
           const p = params(limits);
+          const b = broadcastParams(p, limits.broadcastShare);
           const shared = new RedisBudget(redis, freshKeys());
           const local = new LocalBudget();
           let now = T0;
@@ -97,8 +100,8 @@ describe('the pacing script in Redis', () => {
               expect(there.scope).toBe(here.scope);
             }
             const planned = plan(c.chat, c.cost);
-            const there = await shared.reserve('bot', planned, p, now);
-            const here = local.reserve('bot', planned, p, now);
+            const there = await shared.reserve('bot', planned, c.broadcast ? b : p, now);
+            const here = local.reserve('bot', planned, c.broadcast ? b : p, now);
             const expected = here.ok
               ? { ok: true, waitMs: Math.ceil(here.slot - now), binding: here.binding }
               : { ok: false, retryInMs: Math.ceil(here.retryAt - now), binding: here.binding };
@@ -277,16 +280,17 @@ describe('the pacing script in Redis', () => {
       perGroupPerMinute: 3,
       maxWaitMs: 2_000,
     });
-    // A bot's config, and the same with what is left of max_wait for a second slot.
-    const configs: Record<string, [BudgetParams, BudgetParams]> = {
-      a: [roomy, { ...roomy, maxWaitMs: 1_500 }],
-      b: [tight, { ...tight, maxWaitMs: 700 }],
+    // A bot's config, the same with what is left of max_wait for a second slot, and its
+    // broadcasts' (more sections of the same bot, which must share its calendar).
+    const configs: Record<string, [BudgetParams, BudgetParams, BudgetParams]> = {
+      a: [roomy, { ...roomy, maxWaitMs: 1_500 }, broadcastParams(roomy, 0.5)],
+      b: [tight, { ...tight, maxWaitMs: 700 }, broadcastParams(tight, 0)],
     };
     const ask = fc.record({
       bot: fc.constantFrom('a', 'b'),
+      kind: fc.constantFrom(0, 1, 2),
       chat: fc.constantFrom(1, 2, -10, -11, '@chan', undefined),
       cost: fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 10 })),
-      again: fc.boolean(),
     });
     await fc.assert(
       fc.asyncProperty(
@@ -299,7 +303,7 @@ describe('the pacing script in Redis', () => {
             await shared.pause('a', paused, 1_000, T0);
             local.pause('a', paused, 1_000, T0);
           }
-          const p = (a: (typeof asks)[number]) => (configs[a.bot] ?? [roomy])[a.again ? 1 : 0];
+          const p = (a: (typeof asks)[number]) => (configs[a.bot] ?? [roomy])[a.kind];
           const there = await Promise.all(
             asks.map((a) => shared.reserve(a.bot, plan(a.chat, a.cost), p(a) as BudgetParams, T0)),
           );

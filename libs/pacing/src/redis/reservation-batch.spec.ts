@@ -1,6 +1,6 @@
 import { DEFAULT_OUTBOUND } from '@relaygram/config';
 import { OutboundKeys } from '@relaygram/contracts';
-import { budgetParams } from '../budget/budget-params';
+import { broadcastParams, budgetParams } from '../budget/budget-params';
 import type { CallPlan } from '../budget/call-plan';
 import { decodeAnswer, ReservationBatches } from './reservation-batch';
 
@@ -61,6 +61,33 @@ describe('ReservationBatches', () => {
     ]);
     expect(command.argv.slice(0, 2)).toEqual(['1', '2']);
     expect(command.argv.slice(2 + 22)).toEqual(['1:1:p1', '2:1:p1', '1:1:p1']);
+  });
+
+  it("gives a bot's broadcasts a section of their own on the bot's calendar", () => {
+    const broadcast = broadcastParams(p, 0.8);
+    const command = new ReservationBatches(keys).command([
+      { botId: 'a', plan: to('1', 'private'), params: p, now: undefined },
+      { botId: 'a', plan: to('2', 'private'), params: broadcast, now: undefined },
+      { botId: 'a', plan: to('3', 'private'), params: broadcast, now: undefined },
+    ]);
+    // One bot (one pauses key, one calendar), two sections naming it: the script keeps
+    // a calendar per bot, so the two see each other's sends.
+    expect(command.keys).toEqual([keys.pauses('a'), keys.bins('a')]);
+    expect(command.argv).toEqual([
+      '1',
+      '2',
+      '1',
+      '',
+      ...PARAMS,
+      '1',
+      '',
+      ...PARAMS.slice(0, 7),
+      '2',
+      PARAMS[8],
+      '1:1:p1',
+      '2:1:p2',
+      '2:1:p3',
+    ]);
   });
 
   it("names a chat's and a group's keys as the script builds them from the bot's pauses key", () => {
