@@ -19,6 +19,13 @@ export const BROADCAST_RECORD_TTL_MS = 7 * 24 * 3600_000;
 export const BROADCAST_LOADING_TTL_MS = 3600_000;
 
 /**
+ * A loading broadcast that got no recipients for this long lost its upload (the
+ * gateway died, the client went away): creating its id again starts it afresh, so a
+ * client repeating its request with the same Idempotency-Key is not refused for an hour.
+ */
+export const BROADCAST_LOADING_STALE_MS = 30_000;
+
+/**
  * A claimed recipient whose result is not in by then is claimed again: its process died
  * (or hung). Longer than the bot's longest pacing wait plus a Telegram call's timeout.
  */

@@ -12,11 +12,13 @@ const ids = (from: number, count: number) =>
   Array.from({ length: count }, (_, i) => String(from + i));
 
 async function started(store: BroadcastStore, id: string, chats: string[], now = 1_000) {
-  expect(await store.create({ bot: 'bot-a', client: 'shop', id }, now)).toBe('created');
+  expect(await store.create({ bot: 'bot-a', client: 'shop', id, upload: 'u' }, now)).toBe(
+    'created',
+  );
   for (let i = 0; i < chats.length; i += 1_000) {
-    await store.append('bot-a', id, chats.slice(i, i + 1_000));
+    await store.append('bot-a', id, 'u', chats.slice(i, i + 1_000));
   }
-  expect(await store.start('bot-a', id, CALL, now)).toBe('running');
+  expect(await store.start('bot-a', id, 'u', CALL, now)).toBe('running');
 }
 
 describe('BroadcastStore', () => {
@@ -29,22 +31,26 @@ describe('BroadcastStore', () => {
 
   it('loads recipients in chunks, in order, and starts with its call', async () => {
     const store = f.broadcasts;
-    expect(await store.create({ bot: 'bot-a', client: 'shop', id: 'b1' }, 500)).toBe('created');
+    expect(await store.create({ bot: 'bot-a', client: 'shop', id: 'b1', upload: 'u' }, 500)).toBe(
+      'created',
+    );
     expect(await f.redis.pttl(f.ctx.keys.broadcast('bot-a', 'b1'))).toBeGreaterThan(
       BROADCAST_LOADING_TTL_MS - 60_000,
     );
-    expect(await store.append('bot-a', 'b1', ids(100, 1_000))).toBe(1_000);
-    expect(await store.append('bot-a', 'b1', ['@news', '-100200'])).toBe(1_002);
+    expect(await store.append('bot-a', 'b1', 'u', ids(100, 1_000), 500)).toBe(1_000);
+    expect(await store.append('bot-a', 'b1', 'u', ['@news', '-100200'], 500)).toBe(1_002);
     // A second create of the id changes nothing and says what is there.
-    expect(await store.create({ bot: 'bot-a', client: 'other', id: 'b1' })).toBe('loading');
+    expect(await store.create({ bot: 'bot-a', client: 'other', id: 'b1', upload: 'u' }, 600)).toBe(
+      'loading',
+    );
     expect(await store.claim('bot-a', 'b1', 10)).toEqual({ status: 'loading' });
 
-    expect(await store.start('bot-a', 'b1', CALL, 2_000)).toBe('running');
-    expect(await store.start('bot-a', 'b1', CALL)).toBe('running');
+    expect(await store.start('bot-a', 'b1', 'u', CALL, 2_000)).toBe('running');
+    expect(await store.start('bot-a', 'b1', 'u', CALL)).toBe('running');
     expect(await f.redis.pttl(f.ctx.keys.broadcast('bot-a', 'b1'))).toBe(-1);
     expect(await f.redis.pttl(f.ctx.keys.broadcastRecipients('bot-a', 'b1'))).toBe(-1);
     expect(await store.running()).toEqual([{ bot: 'bot-a', id: 'b1' }]);
-    await expect(store.append('bot-a', 'b1', ['1'])).rejects.toThrow(/not loading/);
+    await expect(store.append('bot-a', 'b1', 'u', ['1'])).rejects.toThrow(/not loading/);
 
     const record = await store.read('bot-a', 'b1');
     expect(record).toMatchObject({
@@ -60,16 +66,41 @@ describe('BroadcastStore', () => {
     expect(list).toEqual([...ids(100, 1_000), '@news', '-100200']);
   });
 
+  it('starts afresh a loading broadcast whose upload went quiet', async () => {
+    const store = f.broadcasts;
+    await store.create({ bot: 'bot-a', client: 'shop', id: 'b7', upload: 'u' }, 1_000);
+    await store.append('bot-a', 'b7', 'u', ['1', '2'], 5_000);
+    expect(
+      await store.create({ bot: 'bot-a', client: 'shop', id: 'b7', upload: 'u' }, 34_999),
+    ).toBe('loading');
+    expect(
+      await store.create({ bot: 'bot-a', client: 'shop', id: 'b7', upload: 'u' }, 35_000),
+    ).toBe('created');
+    expect(await f.redis.exists(f.ctx.keys.broadcastRecipients('bot-a', 'b7'))).toBe(0);
+    expect(await store.read('bot-a', 'b7')).toMatchObject({ total: 0, createdAt: 35_000 });
+    // The quiet upload's request cannot add to the new one, nor start it.
+    await expect(store.append('bot-a', 'b7', 'old', ['9'], 35_001)).rejects.toThrow(/afresh/);
+    expect(await store.start('bot-a', 'b7', 'old', CALL, 35_001)).toBe('replaced');
+    await store.discard('bot-a', 'b7', 'old');
+    expect(await store.read('bot-a', 'b7')).toMatchObject({ status: 'loading' });
+    // A started one is never replaced.
+    await store.append('bot-a', 'b7', 'u', ['3'], 35_000);
+    await store.start('bot-a', 'b7', 'u', CALL, 36_000);
+    expect(
+      await store.create({ bot: 'bot-a', client: 'shop', id: 'b7', upload: 'u' }, 999_999),
+    ).toBe('running');
+  });
+
   it('refuses more recipients than a broadcast may have', async () => {
     const store = f.broadcasts;
-    await store.create({ bot: 'bot-a', client: 'shop', id: 'big' });
+    await store.create({ bot: 'bot-a', client: 'shop', id: 'big', upload: 'u' });
     // The list's length is what counts: fill it directly, then one chunk too many.
     const key = f.ctx.keys.broadcastRecipients('bot-a', 'big');
     const filler = ids(0, 10_000);
     for (let n = 0; n < BROADCAST_MAX_RECIPIENTS; n += filler.length) {
       await f.redis.rpush(key, ...filler);
     }
-    await expect(store.append('bot-a', 'big', ['1'])).rejects.toThrow(/more than 1000000/);
+    await expect(store.append('bot-a', 'big', 'u', ['1'])).rejects.toThrow(/more than 1000000/);
     expect(await f.redis.llen(key)).toBe(BROADCAST_MAX_RECIPIENTS);
   });
 

@@ -1,6 +1,7 @@
 import {
   BROADCAST_CHUNK,
   BROADCAST_LEASE_MS,
+  BROADCAST_LOADING_STALE_MS,
   BROADCAST_LOADING_TTL_MS,
   BROADCAST_MAX_RECIPIENTS,
   BROADCAST_RECORD_TTL_MS,
@@ -27,6 +28,12 @@ export interface BroadcastDraft {
   client: string;
   /** Made by the caller, unique. */
   id: string;
+  /**
+   * Names the request that loads it (any unique string): its appends and its start
+   * must give the same, so a request whose upload was started afresh by another (see
+   * `create`) cannot add to the other's list.
+   */
+  upload: string;
   createdAt?: number;
 }
 
@@ -98,19 +105,35 @@ export type ControlResult =
 export class BroadcastStore {
   constructor(private readonly ctx: QueueContext) {}
 
-  /** `loading`, or the status of a broadcast with this id already there. */
+  /**
+   * `created` (status `loading`), or the status of a broadcast with this id already
+   * there. A loading one that got no recipients for BROADCAST_LOADING_STALE_MS lost its
+   * upload: it is created afresh.
+   */
   async create(draft: BroadcastDraft, now = Date.now()): Promise<'created' | BroadcastStatus> {
     const call = BROADCAST_CREATE.encode({
       meta: this.ctx.keys.broadcast(draft.bot, draft.id),
+      recipients: this.ctx.keys.broadcastRecipients(draft.bot, draft.id),
       client: draft.client,
       createdAt: draft.createdAt ?? now,
       ttlMs: BROADCAST_LOADING_TTL_MS,
+      staleMs: BROADCAST_LOADING_STALE_MS,
+      upload: draft.upload,
     });
     return (await this.ctx.redis.rgBroadcastCreate(...call)) as 'created' | BroadcastStatus;
   }
 
-  /** Adds recipients (at most BROADCAST_CHUNK per call) to a loading broadcast; the total so far. */
-  async append(bot: string, id: string, chatIds: readonly string[]): Promise<number> {
+  /**
+   * Adds recipients (at most BROADCAST_CHUNK per call) to a loading broadcast of this
+   * `upload` (its draft's); the total so far.
+   */
+  async append(
+    bot: string,
+    id: string,
+    upload: string,
+    chatIds: readonly string[],
+    now = Date.now(),
+  ): Promise<number> {
     if (chatIds.length === 0 || chatIds.length > BROADCAST_CHUNK) {
       throw new RangeError(`append takes 1 to ${BROADCAST_CHUNK} recipients`);
     }
@@ -120,6 +143,8 @@ export class BroadcastStore {
         recipients: this.ctx.keys.broadcastRecipients(bot, id),
         ttlMs: BROADCAST_LOADING_TTL_MS,
         max: BROADCAST_MAX_RECIPIENTS,
+        now,
+        upload,
       },
       undefined,
       { args: chatIds },
@@ -129,14 +154,16 @@ export class BroadcastStore {
 
   /**
    * A loaded broadcast starts with its call: dispatchers see it. The status it has
-   * after (`running`, or what it was when it was not loading).
+   * after (`running`, or what it was when it was not loading), or `replaced` when its
+   * upload was started afresh by another request.
    */
   async start(
     bot: string,
     id: string,
+    upload: string,
     call: BroadcastCall,
     now = Date.now(),
-  ): Promise<BroadcastStatus | 'missing'> {
+  ): Promise<BroadcastStatus | 'missing' | 'replaced'> {
     const { keys } = this.ctx;
     const script = BROADCAST_START.encode({
       meta: keys.broadcast(bot, id),
@@ -148,15 +175,18 @@ export class BroadcastStore {
       id,
       method: call.method,
       params: JSON.stringify(call.params),
+      upload,
     });
-    return (await this.ctx.redis.rgBroadcastStart(...script)) as BroadcastStatus | 'missing';
+    return (await this.ctx.redis.rgBroadcastStart(...script)) as
+      BroadcastStatus | 'missing' | 'replaced';
   }
 
-  /** A broadcast whose upload failed: gone, so its id can be used again. */
-  async discard(bot: string, id: string): Promise<void> {
+  /** A broadcast whose upload failed: gone, so its id can be used again (if still this upload's). */
+  async discard(bot: string, id: string, upload: string): Promise<void> {
     const { keys } = this.ctx;
     const meta = keys.broadcast(bot, id);
-    if ((await this.ctx.redis.hget(meta, 'status')) !== 'loading') return;
+    const [status, owner] = await this.ctx.redis.hmget(meta, 'status', 'upload');
+    if (status !== 'loading' || owner !== upload) return;
     await this.ctx.redis.del(meta, keys.broadcastRecipients(bot, id));
   }
 

@@ -26,21 +26,30 @@ end
 `;
 
 export const BROADCAST_CREATE = scriptLayout({
-  keys: ['meta'],
-  args: ['client', 'createdAt', 'ttlMs'],
+  keys: ['meta', 'recipients'],
+  args: ['client', 'createdAt', 'ttlMs', 'staleMs', 'upload'],
 });
 
-/** A new broadcast, `loading` until its recipients are in. Returns the status of one already there. */
+/**
+ * A new broadcast, `loading` until its recipients are in. One already there is left as
+ * it is and its status returned, unless it is a loading one whose upload went quiet
+ * `staleMs` ago: that one starts afresh (its recipients dropped).
+ */
 export const BROADCAST_CREATE_LUA = (() => {
   const { K, A } = BROADCAST_CREATE;
   return `
 local status = redis.call('HGET', ${K.meta}, 'status')
+local now = tonumber(${A.createdAt})
+if status == 'loading' and now - tonumber(redis.call('HGET', ${K.meta}, 'touched') or '0') >= tonumber(${A.staleMs}) then
+  redis.call('DEL', ${K.meta}, ${K.recipients})
+  status = nil
+end
 if status then return status end
 if redis.call('EXISTS', ${K.meta}) == 1 then
   return redis.error_reply('WRONGTYPE relaygram broadcast: ' .. ${K.meta} .. ' is not a broadcast')
 end
-redis.call('HSET', ${K.meta}, 'status', 'loading', 'client', ${A.client},
-  'created', ${A.createdAt}, 'total', 0, 'next', 0, 'sent', 0, 'blocked', 0, 'failed', 0)
+redis.call('HSET', ${K.meta}, 'status', 'loading', 'client', ${A.client}, 'created', now,
+  'touched', now, 'upload', ${A.upload}, 'total', 0, 'next', 0, 'sent', 0, 'blocked', 0, 'failed', 0)
 redis.call('PEXPIRE', ${K.meta}, ${A.ttlMs})
 return 'created'
 `;
@@ -48,7 +57,7 @@ return 'created'
 
 export const BROADCAST_APPEND = scriptLayout({
   keys: ['meta', 'recipients'],
-  args: ['ttlMs', 'max'],
+  args: ['ttlMs', 'max', 'now', 'upload'],
 });
 
 /** A chunk of recipients (ARGV after the named ones). Returns the total, or an error when over max. */
@@ -59,14 +68,17 @@ ${expectTypeLua('broadcast append')}
 if redis.call('HGET', ${K.meta}, 'status') ~= 'loading' then
   return redis.error_reply('ERR relaygram broadcast: not loading')
 end
+if redis.call('HGET', ${K.meta}, 'upload') ~= ${A.upload} then
+  return redis.error_reply('ERR relaygram broadcast: its upload was started afresh by another request')
+end
 local err = expect(${K.recipients}, 'list')
 if err then return err end
-local total = redis.call('LLEN', ${K.recipients}) + #ARGV - 2
+local total = redis.call('LLEN', ${K.recipients}) + #ARGV - 4
 if total > tonumber(${A.max}) then
   return redis.error_reply('ERR relaygram broadcast: more than ' .. ${A.max} .. ' recipients')
 end
-redis.call('RPUSH', ${K.recipients}, unpack(ARGV, 3))
-redis.call('HSET', ${K.meta}, 'total', total)
+redis.call('RPUSH', ${K.recipients}, unpack(ARGV, 5))
+redis.call('HSET', ${K.meta}, 'total', total, 'touched', ${A.now})
 redis.call('PEXPIRE', ${K.meta}, ${A.ttlMs})
 redis.call('PEXPIRE', ${K.recipients}, ${A.ttlMs})
 return total
@@ -75,7 +87,7 @@ return total
 
 export const BROADCAST_START = scriptLayout({
   keys: ['meta', 'recipients', 'index', 'running'],
-  args: ['now', 'member', 'id', 'method', 'params'],
+  args: ['now', 'member', 'id', 'method', 'params', 'upload'],
 });
 
 /** `loading` to `running`: the keys kept until it ends, listed for dispatchers. Returns the status. */
@@ -84,6 +96,8 @@ export const BROADCAST_START_LUA = (() => {
   return `
 local status = redis.call('HGET', ${K.meta}, 'status')
 if status ~= 'loading' then return status or 'missing' end
+if redis.call('HGET', ${K.meta}, 'upload') ~= ${A.upload} then return 'replaced' end
+redis.call('HDEL', ${K.meta}, 'upload', 'touched')
 redis.call('HSET', ${K.meta}, 'status', 'running', 'started', ${A.now}, 'run_since', ${A.now},
   'method', ${A.method}, 'params', ${A.params})
 redis.call('PERSIST', ${K.meta})
