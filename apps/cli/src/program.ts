@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { version } from '../package.json';
+import { registerBroadcastCommands } from './commands/broadcast.command';
 import { registerConfigCommands } from './commands/config.command';
 import { registerDeadCommands } from './commands/dead.command';
 import { registerDeliveryLogCommands } from './commands/delivery-log.command';
@@ -27,6 +28,7 @@ export function buildProgram(): Command {
   registerDeadCommands(program);
   registerDeliveryLogCommands(program);
   registerOutboxCommands(program);
+  registerBroadcastCommands(program);
   registerWebhookCommands(program);
   registerStatusCommand(program);
   return program;
