@@ -1,6 +1,6 @@
 // The last hour on the bot and route cards: small line charts in plain SVG, one point per
 // minute, from /admin/api/{bots,routes}/:name/charts, refreshed every few seconds while
-// the page is visible. Every point's value is in the DOM too (the line's data-values, a
+// the page is visible (the page's refresh cycle, which other scripts join). Every point's value is in the DOM too (the line's data-values, a
 // data-value and a <title> on each point that is not zero), so it can be read, not only
 // seen. Needs admin-kit.js.
 (function () {
@@ -167,11 +167,22 @@
     return Promise.all(shown.map(load));
   }
 
-  setInterval(refresh, REFRESH_MS);
-  document.addEventListener('visibilitychange', function () {
-    if (document.visibilityState === 'visible') refresh();
-  });
+  /** The page's refresh cycle: the charts, and what other scripts add (kit.everyRefresh). */
+  var cycle = [refresh];
+
+  function tick() {
+    if (document.visibilityState !== 'visible' || !kit.token()) return;
+    cycle.forEach(function (fn) {
+      fn();
+    });
+  }
+
+  setInterval(tick, REFRESH_MS);
+  document.addEventListener('visibilitychange', tick);
 
   kit.chartBlock = chartBlock;
   kit.refreshCharts = refresh;
+  kit.everyRefresh = function (fn) {
+    cycle.push(fn);
+  };
 })();

@@ -1,6 +1,7 @@
 // The Relaygram admin page: plain DOM code, no build step, no dependencies. Every value
 // from the API is inserted as text (dead letters hold whatever Telegram users sent).
-// admin-kit.js (the shared helpers) and admin-bots.js (the bot cards) load before it.
+// admin-kit.js (the shared helpers), admin-bots.js (the bot cards) and the other tabs'
+// scripts load before it.
 (function () {
   'use strict';
 
@@ -20,7 +21,7 @@
   var chartBlock = kit.chartBlock;
   var refreshCharts = kit.refreshCharts;
 
-  var TABS = ['bots', 'routes', 'queue', 'trace'];
+  var TABS = ['bots', 'routes', 'queue', 'outbox', 'trace'];
 
   var state = { tab: 'bots', cursor: null, filter: {} };
 
@@ -85,6 +86,7 @@
     if (state.tab === 'bots') return loadBots();
     if (state.tab === 'routes') return loadRoutes();
     if (state.tab === 'trace') return kit.refreshTrace();
+    if (state.tab === 'outbox') return kit.loadOutbox();
     return loadLetters(true);
   }
 

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { PacingModule } from '@relaygram/pacing';
 import { AdminOverviewController } from './api/admin-overview.controller';
 import { BotsController } from './api/bots.controller';
+import { BroadcastsController } from './api/broadcasts.controller';
 import { DeadLettersController } from './api/dead-letters.controller';
 import { DeliveryLogController } from './api/delivery-log.controller';
 import { RoutesController } from './api/routes.controller';
@@ -26,6 +27,7 @@ import { AdminTelegramClients } from './telegram/admin-telegram-clients';
     RoutesController,
     DeadLettersController,
     DeliveryLogController,
+    BroadcastsController,
   ],
   providers: [AdminEnabledGuard, AdminTokenGuard, AdminTelegramClients],
 })

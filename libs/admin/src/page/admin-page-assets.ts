@@ -14,6 +14,8 @@ export const ADMIN_SCRIPTS = [
   'admin-charts.js',
   'admin-bots.js',
   'admin-trace.js',
+  'admin-broadcasts.js',
+  'admin-outbox.js',
   'admin.js',
 ] as const;
 export type AdminScript = (typeof ADMIN_SCRIPTS)[number];

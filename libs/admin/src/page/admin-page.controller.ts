@@ -15,7 +15,7 @@ const CSP =
   "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /**
- * The admin page: one HTML file, four scripts, one stylesheet, all served from memory. It
+ * The admin page: one HTML file, its scripts, one stylesheet, all served from memory. It
  * needs no token to load (it asks for one); without ADMIN_TOKEN it does not exist.
  */
 @Controller('admin')
