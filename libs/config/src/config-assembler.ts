@@ -245,6 +245,7 @@ function assembleClients(
       token: token ?? UNRESOLVED,
       bots: clientBots,
       ...(methods ? { methods: unique(lowerCase(methods)) } : {}),
+      broadcast: dto.broadcast ?? false,
     });
   }
   return clients;

@@ -140,6 +140,11 @@ export interface ClientConfig {
   readonly bots: readonly string[];
   /** Allowed Bot API methods, lower-cased; undefined means every method but the reserved ones. */
   readonly methods?: readonly string[];
+  /**
+   * May start broadcasts (`clients[].broadcast`, default false). Always set by the
+   * loader; optional so that hand-built configs (tests) may leave it out (= false).
+   */
+  readonly broadcast?: boolean;
 }
 
 /**

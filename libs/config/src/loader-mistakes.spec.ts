@@ -246,6 +246,11 @@ describe('loadConfig: one mistake, one line naming its YAML path', () => {
       line: 'routes[0].webhook_reply: must be true or false',
     },
     {
+      mistake: 'a client broadcast flag as a word',
+      config: doc({ clients: [{ ...client, broadcast: 'yes' }] }),
+      line: 'clients[0].broadcast: must be true or false',
+    },
+    {
       mistake: 'a route name with capitals',
       config: doc({ routes: [{ ...route, name: 'Site' }] }),
       line: 'routes[0].name: must be 1-64 characters of a-z, 0-9 and -',

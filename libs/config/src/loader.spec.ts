@@ -109,6 +109,7 @@ const full = {
       token_env: 'CLIENT_TOKEN',
       bots: ['shop', 'sol-prod'],
       methods: ['sendMessage', 'SendPhoto'],
+      broadcast: true,
     },
   ],
   delivery_log: {
@@ -166,7 +167,13 @@ describe('loadConfig defaults', () => {
       },
     ]);
     expect(config.clients).toEqual([
-      { name: 'site', tokenEnv: 'CLIENT_TOKEN', token: expect.any(Secret), bots: ['sol-prod'] },
+      {
+        name: 'site',
+        tokenEnv: 'CLIENT_TOKEN',
+        token: expect.any(Secret),
+        bots: ['sol-prod'],
+        broadcast: false,
+      },
     ]);
     expect(config.deliveryLog).toEqual({
       enabled: true,
@@ -301,6 +308,7 @@ describe('loadConfig with every key set', () => {
       maxAgeMs: 5_400_000,
     });
     expect(config.clients[0].bots).toEqual(['shop', 'sol-prod']);
+    expect(config.clients[0].broadcast).toBe(true);
   });
 
   it('resolves each secret from its env var', () => {

@@ -1,8 +1,9 @@
 import { Feature } from '@relaygram/contracts';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
+import { ConfigService } from '@relaygram/config';
 import { RELAYGRAM_LOGGER } from '@relaygram/observability';
-import { OutboxStore } from '@relaygram/queue';
+import { BroadcastStore, OutboxStore } from '@relaygram/queue';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { dropInRoutes } from './drop-in/drop-in.routes';
@@ -27,6 +28,8 @@ export class GatewayRoutesRegistrar implements OnModuleInit {
     private readonly idempotency: IdempotencyStore,
     private readonly pull: PullUpdatesService,
     private readonly outbox: OutboxStore,
+    private readonly broadcasts: BroadcastStore,
+    private readonly config: ConfigService,
     @Inject(RELAYGRAM_LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -44,6 +47,10 @@ export class GatewayRoutesRegistrar implements OnModuleInit {
       idempotency: this.idempotency,
       pull: this.pull,
       outbox: this.outbox,
+      broadcasts: this.broadcasts,
+      // The current config's: a reload that grants or takes the flag applies at once.
+      broadcastAllowed: (client: string) =>
+        this.config.config.clients.some((c) => c.name === client && c.broadcast === true),
       logger: this.logger.child({ component: Feature.Gateway }),
     };
     void fastify.register(restApiRoutes(deps), { prefix: REST_PREFIX });

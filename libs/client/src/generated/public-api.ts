@@ -632,6 +632,254 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/broadcasts': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The client's broadcasts of the bot, newest first with the default bot
+     * @description Started ones, kept 7 days after they end; from the bot's newest 10,000 broadcasts.
+     */
+    get: operations['listBroadcastsWithDefaultBot'];
+    put?: never;
+    /**
+     * Start a broadcast: one Bot API call to many chats with the default bot
+     * @description Needs the client's `broadcast: true`. The body is streamed into Redis 1000 recipients at a time (up to 1000000, 32 MiB), never held whole; any mistake in it (reported with its byte offset) discards what was stored. Answers 202 once every recipient is stored and the broadcast runs: dispatchers send it through the bot's pacing at `outbound.broadcast_share` of its rate. With an Idempotency-Key, a repeat gets the broadcast the key made (the first body wins; the body is not compared), or 409 while that one is still being stored.
+     */
+    post: operations['createBroadcastWithDefaultBot'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/{botId}/broadcasts': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The client's broadcasts of the bot, newest first
+     * @description Started ones, kept 7 days after they end; from the bot's newest 10,000 broadcasts.
+     */
+    get: operations['listBroadcasts'];
+    put?: never;
+    /**
+     * Start a broadcast: one Bot API call to many chats
+     * @description Needs the client's `broadcast: true`. The body is streamed into Redis 1000 recipients at a time (up to 1000000, 32 MiB), never held whole; any mistake in it (reported with its byte offset) discards what was stored. Answers 202 once every recipient is stored and the broadcast runs: dispatchers send it through the bot's pacing at `outbound.broadcast_share` of its rate. With an Idempotency-Key, a repeat gets the broadcast the key made (the first body wins; the body is not compared), or 409 while that one is still being stored.
+     */
+    post: operations['createBroadcast'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/broadcasts/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A broadcast's progress with the default bot
+     * @description Totals (sent, blocked, failed, pending), rate and an estimated finish.
+     */
+    get: operations['getBroadcastWithDefaultBot'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/{botId}/broadcasts/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A broadcast's progress
+     * @description Totals (sent, blocked, failed, pending), rate and an estimated finish.
+     */
+    get: operations['getBroadcast'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/broadcasts/{id}/pause': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Pause a running broadcast with the default bot
+     * @description Needs the client's `broadcast: true`. Allowed when the broadcast is running; answers it after.
+     */
+    post: operations['pauseBroadcastWithDefaultBot'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/{botId}/broadcasts/{id}/pause': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Pause a running broadcast
+     * @description Needs the client's `broadcast: true`. Allowed when the broadcast is running; answers it after.
+     */
+    post: operations['pauseBroadcast'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/broadcasts/{id}/resume': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Resume a paused broadcast where it stopped with the default bot
+     * @description Needs the client's `broadcast: true`. Allowed when the broadcast is paused; answers it after.
+     */
+    post: operations['resumeBroadcastWithDefaultBot'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/{botId}/broadcasts/{id}/resume': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Resume a paused broadcast where it stopped
+     * @description Needs the client's `broadcast: true`. Allowed when the broadcast is paused; answers it after.
+     */
+    post: operations['resumeBroadcast'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/broadcasts/{id}/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Cancel a broadcast: its pending recipients are never sent with the default bot
+     * @description Needs the client's `broadcast: true`. Allowed when the broadcast is running or paused; answers it after.
+     */
+    post: operations['cancelBroadcastWithDefaultBot'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/{botId}/broadcasts/{id}/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Cancel a broadcast: its pending recipients are never sent
+     * @description Needs the client's `broadcast: true`. Allowed when the broadcast is running or paused; answers it after.
+     */
+    post: operations['cancelBroadcast'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/broadcasts/{id}/failures': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Recipients a broadcast could not send to, with Telegram's answer with the default bot
+     * @description `blocked`: Telegram answered 403 (blocked, kicked, deactivated); `failed`: any other refusal, or out of attempts.
+     */
+    get: operations['listBroadcastFailuresWithDefaultBot'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/{botId}/broadcasts/{id}/failures': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Recipients a broadcast could not send to, with Telegram's answer
+     * @description `blocked`: Telegram answered 403 (blocked, kicked, deactivated); `failed`: any other refusal, or out of attempts.
+     */
+    get: operations['listBroadcastFailures'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/bot{token}/{method}': {
     parameters: {
       query?: never;
@@ -6092,6 +6340,1786 @@ export interface operations {
         };
       };
       /** @description Unknown bot, no default bot, or no send of this client with this id (expired, never made, or another client's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Redis does not answer; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+    };
+  };
+  listBroadcastsWithDefaultBot: {
+    parameters: {
+      query?: {
+        limit?: number;
+        offset?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            offset: number;
+            limit: number;
+            items: {
+              /** Format: uuid */
+              id: string;
+              /** @enum {string} */
+              status: 'loading' | 'running' | 'paused' | 'cancelled' | 'done';
+              /** @description The Bot API method each recipient gets */
+              method: string;
+              /** @description Recipients */
+              total: number;
+              sent: number;
+              /** @description Telegram answered 403 (blocked, kicked, deactivated) */
+              blocked: number;
+              /** @description Any other refusal, or out of attempts */
+              failed: number;
+              /** @description Not sent yet; a cancelled broadcast's never are */
+              pending: number;
+              /** @description Recipients settled per second while running (pauses left out) */
+              rate: number;
+              /** Format: date-time */
+              created_at: string;
+              /** Format: date-time */
+              started_at?: string;
+              /**
+               * Format: date-time
+               * @description Done or cancelled
+               */
+              finished_at?: string;
+              /**
+               * Format: date-time
+               * @description A running broadcast, at its rate so far
+               */
+              estimated_finish_at?: string;
+            }[];
+          };
+        };
+      };
+      /** @description A bad limit or offset */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description X-Service-Token is missing or matches no client */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The client may not use this bot */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Unknown bot, or no default bot is configured */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Redis does not answer; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+    };
+  };
+  createBroadcastWithDefaultBot: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
+        'idempotency-key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description A method that sends a message to a chat (sendMessage, copyMessage, forwardMessage, the other send* methods but sendChatAction), within the client's `methods` */
+          method: string;
+          /** @description The method's Bot API parameters, the same for every recipient, without `chat_id` (file_id or URL for media); at most 64 KiB of JSON */
+          params: {
+            [key: string]: unknown;
+          };
+          /** @description The recipients, sent to in this order */
+          chat_ids: (number | string)[];
+        };
+      };
+    };
+    responses: {
+      /** @description Stored and running (or, for a repeated Idempotency-Key, what it made) */
+      202: {
+        headers: {
+          /** @description The broadcast: `/api/v1/<botId>/broadcasts/<id>` */
+          Location?: string;
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description `running`; a repeated Idempotency-Key: its status now
+             * @enum {string}
+             */
+            status: 'loading' | 'running' | 'paused' | 'cancelled' | 'done';
+            /** @description Recipients */
+            total: number;
+          };
+        };
+      };
+      /** @description The body is no broadcast (bad JSON, a field missing, unknown or invalid, a bad chat id, none or too many, `chat_id` in params, a method that sends nothing), or the Idempotency-Key is malformed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description X-Service-Token is missing or matches no client */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The client may not use this bot or method, may not broadcast (`broadcast: true`), or the method is reserved by the gateway: then Telegram-style */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json':
+            | {
+                error: string;
+              }
+            | {
+                /** @enum {unknown} */
+                ok: false;
+                error_code: number;
+                description: string;
+                parameters?: {
+                  retry_after?: number;
+                  migrate_to_chat_id?: number;
+                };
+              };
+        };
+      };
+      /** @description Unknown bot, or no default bot is configured */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The broadcast of this Idempotency-Key is still being stored (by another request), or another request with the key took it over while this body stalled */
+      409: {
+        headers: {
+          /** @description Seconds to wait */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The body is larger than 32 MiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Not JSON */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Redis does not answer; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+    };
+  };
+  listBroadcasts: {
+    parameters: {
+      query?: {
+        limit?: number;
+        offset?: number;
+      };
+      header?: never;
+      path: {
+        /** @description A bot id of the config (`bots[].id`). */
+        botId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            offset: number;
+            limit: number;
+            items: {
+              /** Format: uuid */
+              id: string;
+              /** @enum {string} */
+              status: 'loading' | 'running' | 'paused' | 'cancelled' | 'done';
+              /** @description The Bot API method each recipient gets */
+              method: string;
+              /** @description Recipients */
+              total: number;
+              sent: number;
+              /** @description Telegram answered 403 (blocked, kicked, deactivated) */
+              blocked: number;
+              /** @description Any other refusal, or out of attempts */
+              failed: number;
+              /** @description Not sent yet; a cancelled broadcast's never are */
+              pending: number;
+              /** @description Recipients settled per second while running (pauses left out) */
+              rate: number;
+              /** Format: date-time */
+              created_at: string;
+              /** Format: date-time */
+              started_at?: string;
+              /**
+               * Format: date-time
+               * @description Done or cancelled
+               */
+              finished_at?: string;
+              /**
+               * Format: date-time
+               * @description A running broadcast, at its rate so far
+               */
+              estimated_finish_at?: string;
+            }[];
+          };
+        };
+      };
+      /** @description A bad limit or offset */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description X-Service-Token is missing or matches no client */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The client may not use this bot */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Unknown bot, or no default bot is configured */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Redis does not answer; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+    };
+  };
+  createBroadcast: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Runs the call once per key (Stripe semantics): a repeat within 24 h gets the first answer again, with `Idempotent-Replayed: true`. */
+        'idempotency-key'?: string;
+      };
+      path: {
+        /** @description A bot id of the config (`bots[].id`). */
+        botId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description A method that sends a message to a chat (sendMessage, copyMessage, forwardMessage, the other send* methods but sendChatAction), within the client's `methods` */
+          method: string;
+          /** @description The method's Bot API parameters, the same for every recipient, without `chat_id` (file_id or URL for media); at most 64 KiB of JSON */
+          params: {
+            [key: string]: unknown;
+          };
+          /** @description The recipients, sent to in this order */
+          chat_ids: (number | string)[];
+        };
+      };
+    };
+    responses: {
+      /** @description Stored and running (or, for a repeated Idempotency-Key, what it made) */
+      202: {
+        headers: {
+          /** @description The broadcast: `/api/v1/<botId>/broadcasts/<id>` */
+          Location?: string;
+          /** @description This is the stored answer of an earlier call with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description `running`; a repeated Idempotency-Key: its status now
+             * @enum {string}
+             */
+            status: 'loading' | 'running' | 'paused' | 'cancelled' | 'done';
+            /** @description Recipients */
+            total: number;
+          };
+        };
+      };
+      /** @description The body is no broadcast (bad JSON, a field missing, unknown or invalid, a bad chat id, none or too many, `chat_id` in params, a method that sends nothing), or the Idempotency-Key is malformed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description X-Service-Token is missing or matches no client */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The client may not use this bot or method, may not broadcast (`broadcast: true`), or the method is reserved by the gateway: then Telegram-style */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json':
+            | {
+                error: string;
+              }
+            | {
+                /** @enum {unknown} */
+                ok: false;
+                error_code: number;
+                description: string;
+                parameters?: {
+                  retry_after?: number;
+                  migrate_to_chat_id?: number;
+                };
+              };
+        };
+      };
+      /** @description Unknown bot, or no default bot is configured */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The broadcast of this Idempotency-Key is still being stored (by another request), or another request with the key took it over while this body stalled */
+      409: {
+        headers: {
+          /** @description Seconds to wait */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The body is larger than 32 MiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Not JSON */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Redis does not answer; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+    };
+  };
+  getBroadcastWithDefaultBot: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The id the broadcast was answered with */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The broadcast */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: 'loading' | 'running' | 'paused' | 'cancelled' | 'done';
+            /** @description The Bot API method each recipient gets */
+            method: string;
+            /** @description Recipients */
+            total: number;
+            sent: number;
+            /** @description Telegram answered 403 (blocked, kicked, deactivated) */
+            blocked: number;
+            /** @description Any other refusal, or out of attempts */
+            failed: number;
+            /** @description Not sent yet; a cancelled broadcast's never are */
+            pending: number;
+            /** @description Recipients settled per second while running (pauses left out) */
+            rate: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            started_at?: string;
+            /**
+             * Format: date-time
+             * @description Done or cancelled
+             */
+            finished_at?: string;
+            /**
+             * Format: date-time
+             * @description A running broadcast, at its rate so far
+             */
+            estimated_finish_at?: string;
+          };
+        };
+      };
+      /** @description X-Service-Token is missing or matches no client */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The client may not use this bot */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Unknown bot, no default bot, or no broadcast of this client with this id (expired, never made, or another client's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Redis does not answer; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+    };
+  };
+  getBroadcast: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A bot id of the config (`bots[].id`). */
+        botId: string;
+        /** @description The id the broadcast was answered with */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The broadcast */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: 'loading' | 'running' | 'paused' | 'cancelled' | 'done';
+            /** @description The Bot API method each recipient gets */
+            method: string;
+            /** @description Recipients */
+            total: number;
+            sent: number;
+            /** @description Telegram answered 403 (blocked, kicked, deactivated) */
+            blocked: number;
+            /** @description Any other refusal, or out of attempts */
+            failed: number;
+            /** @description Not sent yet; a cancelled broadcast's never are */
+            pending: number;
+            /** @description Recipients settled per second while running (pauses left out) */
+            rate: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            started_at?: string;
+            /**
+             * Format: date-time
+             * @description Done or cancelled
+             */
+            finished_at?: string;
+            /**
+             * Format: date-time
+             * @description A running broadcast, at its rate so far
+             */
+            estimated_finish_at?: string;
+          };
+        };
+      };
+      /** @description X-Service-Token is missing or matches no client */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The client may not use this bot */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Unknown bot, no default bot, or no broadcast of this client with this id (expired, never made, or another client's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Redis does not answer; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+    };
+  };
+  pauseBroadcastWithDefaultBot: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The id the broadcast was answered with */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The broadcast with its new status */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: 'loading' | 'running' | 'paused' | 'cancelled' | 'done';
+            /** @description The Bot API method each recipient gets */
+            method: string;
+            /** @description Recipients */
+            total: number;
+            sent: number;
+            /** @description Telegram answered 403 (blocked, kicked, deactivated) */
+            blocked: number;
+            /** @description Any other refusal, or out of attempts */
+            failed: number;
+            /** @description Not sent yet; a cancelled broadcast's never are */
+            pending: number;
+            /** @description Recipients settled per second while running (pauses left out) */
+            rate: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            started_at?: string;
+            /**
+             * Format: date-time
+             * @description Done or cancelled
+             */
+            finished_at?: string;
+            /**
+             * Format: date-time
+             * @description A running broadcast, at its rate so far
+             */
+            estimated_finish_at?: string;
+          };
+        };
+      };
+      /** @description X-Service-Token is missing or matches no client */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The client may not use this bot, or may not broadcast */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Unknown bot, no default bot, or no broadcast of this client with this id (expired, never made, or another client's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The broadcast is not running (its status named) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Redis does not answer; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+    };
+  };
+  pauseBroadcast: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A bot id of the config (`bots[].id`). */
+        botId: string;
+        /** @description The id the broadcast was answered with */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The broadcast with its new status */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: 'loading' | 'running' | 'paused' | 'cancelled' | 'done';
+            /** @description The Bot API method each recipient gets */
+            method: string;
+            /** @description Recipients */
+            total: number;
+            sent: number;
+            /** @description Telegram answered 403 (blocked, kicked, deactivated) */
+            blocked: number;
+            /** @description Any other refusal, or out of attempts */
+            failed: number;
+            /** @description Not sent yet; a cancelled broadcast's never are */
+            pending: number;
+            /** @description Recipients settled per second while running (pauses left out) */
+            rate: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            started_at?: string;
+            /**
+             * Format: date-time
+             * @description Done or cancelled
+             */
+            finished_at?: string;
+            /**
+             * Format: date-time
+             * @description A running broadcast, at its rate so far
+             */
+            estimated_finish_at?: string;
+          };
+        };
+      };
+      /** @description X-Service-Token is missing or matches no client */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The client may not use this bot, or may not broadcast */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Unknown bot, no default bot, or no broadcast of this client with this id (expired, never made, or another client's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The broadcast is not running (its status named) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Redis does not answer; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+    };
+  };
+  resumeBroadcastWithDefaultBot: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The id the broadcast was answered with */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The broadcast with its new status */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: 'loading' | 'running' | 'paused' | 'cancelled' | 'done';
+            /** @description The Bot API method each recipient gets */
+            method: string;
+            /** @description Recipients */
+            total: number;
+            sent: number;
+            /** @description Telegram answered 403 (blocked, kicked, deactivated) */
+            blocked: number;
+            /** @description Any other refusal, or out of attempts */
+            failed: number;
+            /** @description Not sent yet; a cancelled broadcast's never are */
+            pending: number;
+            /** @description Recipients settled per second while running (pauses left out) */
+            rate: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            started_at?: string;
+            /**
+             * Format: date-time
+             * @description Done or cancelled
+             */
+            finished_at?: string;
+            /**
+             * Format: date-time
+             * @description A running broadcast, at its rate so far
+             */
+            estimated_finish_at?: string;
+          };
+        };
+      };
+      /** @description X-Service-Token is missing or matches no client */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The client may not use this bot, or may not broadcast */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Unknown bot, no default bot, or no broadcast of this client with this id (expired, never made, or another client's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The broadcast is not paused (its status named) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Redis does not answer; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+    };
+  };
+  resumeBroadcast: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A bot id of the config (`bots[].id`). */
+        botId: string;
+        /** @description The id the broadcast was answered with */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The broadcast with its new status */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: 'loading' | 'running' | 'paused' | 'cancelled' | 'done';
+            /** @description The Bot API method each recipient gets */
+            method: string;
+            /** @description Recipients */
+            total: number;
+            sent: number;
+            /** @description Telegram answered 403 (blocked, kicked, deactivated) */
+            blocked: number;
+            /** @description Any other refusal, or out of attempts */
+            failed: number;
+            /** @description Not sent yet; a cancelled broadcast's never are */
+            pending: number;
+            /** @description Recipients settled per second while running (pauses left out) */
+            rate: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            started_at?: string;
+            /**
+             * Format: date-time
+             * @description Done or cancelled
+             */
+            finished_at?: string;
+            /**
+             * Format: date-time
+             * @description A running broadcast, at its rate so far
+             */
+            estimated_finish_at?: string;
+          };
+        };
+      };
+      /** @description X-Service-Token is missing or matches no client */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The client may not use this bot, or may not broadcast */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Unknown bot, no default bot, or no broadcast of this client with this id (expired, never made, or another client's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The broadcast is not paused (its status named) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Redis does not answer; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+    };
+  };
+  cancelBroadcastWithDefaultBot: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The id the broadcast was answered with */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The broadcast with its new status */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: 'loading' | 'running' | 'paused' | 'cancelled' | 'done';
+            /** @description The Bot API method each recipient gets */
+            method: string;
+            /** @description Recipients */
+            total: number;
+            sent: number;
+            /** @description Telegram answered 403 (blocked, kicked, deactivated) */
+            blocked: number;
+            /** @description Any other refusal, or out of attempts */
+            failed: number;
+            /** @description Not sent yet; a cancelled broadcast's never are */
+            pending: number;
+            /** @description Recipients settled per second while running (pauses left out) */
+            rate: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            started_at?: string;
+            /**
+             * Format: date-time
+             * @description Done or cancelled
+             */
+            finished_at?: string;
+            /**
+             * Format: date-time
+             * @description A running broadcast, at its rate so far
+             */
+            estimated_finish_at?: string;
+          };
+        };
+      };
+      /** @description X-Service-Token is missing or matches no client */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The client may not use this bot, or may not broadcast */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Unknown bot, no default bot, or no broadcast of this client with this id (expired, never made, or another client's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The broadcast is not running or paused (its status named) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Redis does not answer; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+    };
+  };
+  cancelBroadcast: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A bot id of the config (`bots[].id`). */
+        botId: string;
+        /** @description The id the broadcast was answered with */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The broadcast with its new status */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: 'loading' | 'running' | 'paused' | 'cancelled' | 'done';
+            /** @description The Bot API method each recipient gets */
+            method: string;
+            /** @description Recipients */
+            total: number;
+            sent: number;
+            /** @description Telegram answered 403 (blocked, kicked, deactivated) */
+            blocked: number;
+            /** @description Any other refusal, or out of attempts */
+            failed: number;
+            /** @description Not sent yet; a cancelled broadcast's never are */
+            pending: number;
+            /** @description Recipients settled per second while running (pauses left out) */
+            rate: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            started_at?: string;
+            /**
+             * Format: date-time
+             * @description Done or cancelled
+             */
+            finished_at?: string;
+            /**
+             * Format: date-time
+             * @description A running broadcast, at its rate so far
+             */
+            estimated_finish_at?: string;
+          };
+        };
+      };
+      /** @description X-Service-Token is missing or matches no client */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The client may not use this bot, or may not broadcast */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Unknown bot, no default bot, or no broadcast of this client with this id (expired, never made, or another client's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The broadcast is not running or paused (its status named) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Redis does not answer; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+    };
+  };
+  listBroadcastFailuresWithDefaultBot: {
+    parameters: {
+      query?: {
+        /** @description Required: which failures */
+        reason?: 'blocked' | 'failed';
+        offset?: number;
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        /** @description The id the broadcast was answered with */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {string} */
+            reason: 'blocked' | 'failed';
+            /** @description Recipients that ended with this reason so far */
+            total: number;
+            offset: number;
+            /** @description In the order they ended */
+            items: {
+              chat_id: string;
+              /** @description Telegram's; absent when none answered */
+              error_code?: number;
+              /** @description Telegram's description, or why */
+              description: string;
+            }[];
+          };
+        };
+      };
+      /** @description reason missing or unknown, or a bad offset or limit */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description X-Service-Token is missing or matches no client */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The client may not use this bot */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Unknown bot, no default bot, or no broadcast of this client with this id (expired, never made, or another client's) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Redis does not answer; retry later */
+      503: {
+        headers: {
+          /** @description Seconds to wait */
+          'Retry-After'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+    };
+  };
+  listBroadcastFailures: {
+    parameters: {
+      query?: {
+        /** @description Required: which failures */
+        reason?: 'blocked' | 'failed';
+        offset?: number;
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        /** @description A bot id of the config (`bots[].id`). */
+        botId: string;
+        /** @description The id the broadcast was answered with */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {string} */
+            reason: 'blocked' | 'failed';
+            /** @description Recipients that ended with this reason so far */
+            total: number;
+            offset: number;
+            /** @description In the order they ended */
+            items: {
+              chat_id: string;
+              /** @description Telegram's; absent when none answered */
+              error_code?: number;
+              /** @description Telegram's description, or why */
+              description: string;
+            }[];
+          };
+        };
+      };
+      /** @description reason missing or unknown, or a bad offset or limit */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description X-Service-Token is missing or matches no client */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description The client may not use this bot */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: string;
+          };
+        };
+      };
+      /** @description Unknown bot, no default bot, or no broadcast of this client with this id (expired, never made, or another client's) */
       404: {
         headers: {
           [name: string]: unknown;

@@ -1,5 +1,5 @@
 import { IsOptional } from 'class-validator';
-import { IsEnvName, IsName, ListOf, Required } from './field.decorators';
+import { IsBool, IsEnvName, IsName, ListOf, Required } from './field.decorators';
 import { METHOD_ITEM, NAME_ITEM } from './list-item.rules';
 
 export class ClientDto {
@@ -21,4 +21,9 @@ export class ClientDto {
       'must list at least one method; leave the key out to allow all but the reserved ones',
   })
   methods?: string[];
+
+  /** May start broadcasts (`POST /api/v1/:botId/broadcasts`); `methods` still applies. */
+  @IsOptional()
+  @IsBool()
+  broadcast?: boolean;
 }

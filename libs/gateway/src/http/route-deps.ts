@@ -1,4 +1,4 @@
-import type { OutboxStore } from '@relaygram/queue';
+import type { BroadcastStore, OutboxStore } from '@relaygram/queue';
 import type { Logger } from 'pino';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import type { GatewayPacing } from '../pacing/gateway-pacing.service';
@@ -12,5 +12,8 @@ export interface GatewayRouteDeps {
   pacing: GatewayPacing;
   idempotency: IdempotencyStore;
   outbox: OutboxStore;
+  broadcasts: BroadcastStore;
+  /** Whether the client may start and steer broadcasts (its `broadcast: true`). */
+  broadcastAllowed: (client: string) => boolean;
   logger: Logger;
 }

@@ -2,6 +2,7 @@ import fastifyMultipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { hasRedirectingMethod, isMethodParameter } from '../access/method-rules';
 import { accessOf, declareAccess, type GatewayAccess } from '../access/request-access';
+import { registerBroadcastRoutes } from '../broadcast/broadcast.routes';
 import { authHook } from '../http/auth-hook';
 import { gatewayErrorHandler } from '../http/error-handler';
 import { sendAnswer } from '../http/http-answer';
@@ -78,6 +79,14 @@ export function restApiRoutes(deps: GatewayRouteDeps): FastifyPluginAsync {
         restErrorHandler(deps, 'unsupported content type: the outbox takes application/json'),
       );
       registerOutboxRoutes(outbox, deps);
+    });
+    // A broadcast's body (up to a million chat ids) is streamed into Redis, never parsed whole.
+    await api.register(async (broadcasts) => {
+      broadcasts.removeAllContentTypeParsers();
+      broadcasts.setErrorHandler(
+        restErrorHandler(deps, 'unsupported content type: broadcasts take application/json'),
+      );
+      registerBroadcastRoutes(broadcasts, deps);
     });
   };
 }

@@ -89,6 +89,9 @@ describe('BroadcastStore', () => {
     expect(
       await store.create({ bot: 'bot-a', client: 'shop', id: 'b7', upload: 'u' }, 999_999),
     ).toBe('running');
+    // The quiet request, back after the new one started, learns its upload was replaced.
+    expect(await store.start('bot-a', 'b7', 'old', CALL, 40_000)).toBe('replaced');
+    expect(await store.start('bot-a', 'b7', 'u', CALL, 40_000)).toBe('running');
   });
 
   it('refuses more recipients than a broadcast may have', async () => {

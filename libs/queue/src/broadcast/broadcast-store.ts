@@ -187,7 +187,8 @@ export class BroadcastStore {
     const meta = keys.broadcast(bot, id);
     const [status, owner] = await this.ctx.redis.hmget(meta, 'status', 'upload');
     if (status !== 'loading' || owner !== upload) return;
-    await this.ctx.redis.del(meta, keys.broadcastRecipients(bot, id));
+    // UNLINK: a refused upload may leave a list of a million ids.
+    await this.ctx.redis.unlink(meta, keys.broadcastRecipients(bot, id));
   }
 
   async read(bot: string, id: string): Promise<BroadcastRecord | undefined> {

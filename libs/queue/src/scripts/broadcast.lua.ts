@@ -95,9 +95,10 @@ export const BROADCAST_START_LUA = (() => {
   const { K, A } = BROADCAST_START;
   return `
 local status = redis.call('HGET', ${K.meta}, 'status')
-if status ~= 'loading' then return status or 'missing' end
+if not status then return 'missing' end
 if redis.call('HGET', ${K.meta}, 'upload') ~= ${A.upload} then return 'replaced' end
-redis.call('HDEL', ${K.meta}, 'upload', 'touched')
+if status ~= 'loading' then return status end
+redis.call('HDEL', ${K.meta}, 'touched')
 redis.call('HSET', ${K.meta}, 'status', 'running', 'started', ${A.now}, 'run_since', ${A.now},
   'method', ${A.method}, 'params', ${A.params})
 redis.call('PERSIST', ${K.meta})
