@@ -7,6 +7,7 @@ import {
 import { ConfigService, type RelaygramConfig } from '@relaygram/config';
 import { RELAYGRAM_LOGGER } from '@relaygram/observability';
 import type { Logger } from 'pino';
+import { BroadcastRunner } from './broadcast/broadcast-runner';
 import { DeliveryAttempts } from './delivery/delivery-attempts';
 import { DispatcherInbox } from './lanes/dispatcher-inbox';
 import { MaintenanceScheduler } from './maintenance/maintenance-scheduler';
@@ -31,6 +32,7 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
     private readonly inbox: DispatcherInbox,
     private readonly attempts: DeliveryAttempts,
     private readonly outbox: OutboxSender,
+    private readonly broadcasts: BroadcastRunner,
     private readonly maintenance: MaintenanceScheduler,
     @Inject(RELAYGRAM_LOGGER) private readonly logger: Logger,
   ) {}
@@ -45,6 +47,7 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
     this.inbox.start();
     void this.inbox.announce();
     this.maintenance.start();
+    this.broadcasts.start();
     this.#unsubscribe = this.config.onReload((next) => {
       this.#reloads = this.#reloads.then(() => this.#apply(next));
       return this.#reloads;
@@ -64,10 +67,12 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
    */
   async beforeApplicationShutdown(): Promise<void> {
     this.#unsubscribe?.();
+    // Broadcasts stop claiming at once and wind down beside the workers (BroadcastRunner).
+    const broadcasts = this.broadcasts.stop();
     await this.inbox.leave();
     this.maintenance.stop();
     await this.workers.close();
-    await Promise.all([this.attempts.close(), this.outbox.close(), this.inbox.close()]);
+    await Promise.all([this.attempts.close(), this.outbox.close(), this.inbox.close(), broadcasts]);
   }
 
   async #apply(next: RelaygramConfig): Promise<void> {
@@ -78,7 +83,11 @@ export class DispatcherLifecycle implements OnApplicationBootstrap, BeforeApplic
     }
     const removals = changes.removed.map((name) => this.workers.remove(name));
     await this.inbox.announce();
-    await Promise.all([this.attempts.reload(next), this.outbox.reload(next)]);
+    await Promise.all([
+      this.attempts.reload(next),
+      this.outbox.reload(next),
+      this.broadcasts.reload(next),
+    ]);
     if (changes.added.length || changes.changed.length || changes.removed.length) {
       this.logger.info(changes, 'dispatcher routes reloaded');
     }

@@ -6,6 +6,7 @@ import { RELAYGRAM_LOGGER } from '@relaygram/observability';
 import { PacingModule } from '@relaygram/pacing';
 import { QUEUE_CONTEXT, type QueueContext, type RelaygramRedis } from '@relaygram/queue';
 import type { Logger } from 'pino';
+import { BroadcastRunner } from './broadcast/broadcast-runner';
 import { DeliveryAttempts } from './delivery/delivery-attempts';
 import { TargetClient } from './delivery/target-client';
 import { WebhookReplyExecutor } from './delivery/webhook-reply.executor';
@@ -79,6 +80,7 @@ const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } =
     WebhookReplyExecutor,
     DeliveryAttempts,
     OutboxSender,
+    BroadcastRunner,
     DrainLocks,
     DispatcherInbox,
     LaneDrainer,

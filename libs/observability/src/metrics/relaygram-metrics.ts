@@ -221,6 +221,21 @@ export class RelaygramMetrics {
     collect: this.collect,
   });
 
+  readonly broadcastSends = new Counter({
+    name: 'relaygram_broadcast_sends_total',
+    help: 'Sends of broadcasts to one recipient, by bot and outcome (sent|blocked|failed|retry)',
+    labelNames: ['bot', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly broadcastPending = new Gauge({
+    name: 'relaygram_broadcast_pending',
+    help: "Recipients of a bot's running broadcasts not sent, blocked or failed yet (shared by all replicas: max, not sum)",
+    labelNames: ['bot'] as const,
+    registers: [this.registry],
+    collect: this.collect,
+  });
+
   readonly scrapeRefreshFailures = new Counter({
     name: 'relaygram_metrics_refresh_failures_total',
     help: 'Scrapes whose refresh of the queue and bot gauges from Redis failed or timed out (the gauges then show their previous values)',

@@ -205,6 +205,8 @@ describe('BroadcastStore', () => {
       ],
       11_000,
     );
+    // A wait (a 429) is due like a retry but counts no try.
+    await store.settle('bot-a', 'b4', [{ index: 0, outcome: 'wait', dueAt: 13_000 }], 11_500);
     const now = await store.claim('bot-a', 'b4', 10, 12_000, 60_000);
     expect(now.status === 'running' && now.recipients).toEqual([
       { index: 1, chatId: '2', tries: 0 },

@@ -80,8 +80,12 @@ export type RecipientResult =
       errorCode?: number;
       description: string;
     }
-  /** Send again once `dueAt` has come (a 429, a 5xx, a network error). */
-  | { index: number; outcome: 'retry'; dueAt: number }
+  /**
+   * Send again once `dueAt` has come: `retry` counts a try (a 5xx, a network error:
+   * the recipient fails after BROADCAST_MAX_ATTEMPTS of them), `wait` does not (a 429
+   * or no pacing slot: the bot's limits, not the recipient's).
+   */
+  | { index: number; outcome: 'retry' | 'wait'; dueAt: number }
   /** Not sent (shutdown): claimable again at once, with no try counted. */
   | { index: number; outcome: 'release' };
 
@@ -294,7 +298,8 @@ export class BroadcastStore {
     if (results.length === 0) return 0;
     const args: (string | number)[] = [];
     for (const result of results) {
-      args.push(result.index, result.outcome, result.outcome === 'retry' ? result.dueAt : 0);
+      const due = result.outcome === 'retry' || result.outcome === 'wait' ? result.dueAt : 0;
+      args.push(result.index, result.outcome, due);
       args.push(
         result.outcome === 'blocked' || result.outcome === 'failed' ? failureJson(result) : '',
       );

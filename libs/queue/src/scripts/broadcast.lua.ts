@@ -217,7 +217,7 @@ export const BROADCAST_SETTLE = scriptLayout({
 
 /**
  * Results of claimed recipients, four ARGV each after the named ones: index, outcome
- * (sent, blocked, failed, retry, release), when a retry is due, and a failure's JSON.
+ * (sent, blocked, failed, retry, wait, release), when a retry is due, and a failure's JSON.
  * A result whose claim is gone (settled already, by a process that claimed it again
  * after this one's lease ran out) is not counted twice. Returns the results counted.
  */
@@ -233,6 +233,8 @@ for i = 4, #ARGV, 4 do
     if outcome == 'retry' then
       redis.call('ZADD', ${K.claims}, ARGV[i + 2], index)
       redis.call('HINCRBY', ${K.tries}, index, 1)
+    elseif outcome == 'wait' then
+      redis.call('ZADD', ${K.claims}, ARGV[i + 2], index)
     elseif outcome == 'release' then
       redis.call('ZADD', ${K.claims}, 0, index)
     else

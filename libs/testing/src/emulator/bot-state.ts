@@ -36,6 +36,8 @@ export class BotState {
   readonly queue: UpdateQueue;
   readonly messages: MessageStore;
   readonly failures = new ForcedFailures();
+  /** Chats (chat_id as text) that blocked the bot: every send to them answers 403. */
+  readonly blockedChats = new Set<string>();
   readonly history: CallHistory;
   allowedUpdates: ReadonlySet<string> = DEFAULT_ALLOWED_UPDATES;
   webhook: WebhookConfig | undefined;

@@ -40,6 +40,29 @@ describe('forced failures', () => {
     expect((await send()).status).toBe(200);
   });
 
+  it('answers 403 to every send to the chats that blocked the bot, until unblocked', async () => {
+    emu.blockChats(bot.id, [1, '@shop_channel']);
+    const other = await callApi(emu.apiRoot, bot.token, 'sendMessage', { chat_id: 2, text: 'x' });
+    expect(other.status).toBe(200);
+    for (const chatId of [1, '1', '@shop_channel']) {
+      const answer = await callApi(emu.apiRoot, bot.token, 'sendMessage', {
+        chat_id: chatId,
+        text: 'x',
+      });
+      expect(answer.body).toEqual({
+        ok: false,
+        error_code: 403,
+        description: 'Forbidden: bot was blocked by the user',
+      });
+    }
+    expect((await callApi(emu.apiRoot, bot.token, 'getChat', { chat_id: 1 })).status).not.toBe(403);
+    emu.unblockChats(bot.id, [1]);
+    expect((await send()).status).toBe(200);
+    emu.unblockChats(bot.id);
+    const channel = { chat_id: '@shop_channel', text: 'x' };
+    expect((await callApi(emu.apiRoot, bot.token, 'sendMessage', channel)).status).toBe(200);
+  });
+
   it('answers 429 with retry_after in parameters', async () => {
     emu.failTooManyRequests(bot.id, 7, 'sendmessage', 2);
     for (let i = 0; i < 2; i++) {

@@ -13,6 +13,7 @@ import {
 } from './method-call';
 import { sendMethods } from './send-methods';
 import {
+  blockedByUser,
   internalError,
   notFound,
   TelegramError,
@@ -107,6 +108,9 @@ export class MethodDispatcher {
       if (request.rejectWith) throw request.rejectWith;
       const forced = bot.failures.size > 0 ? bot.failures.take(lower) : undefined;
       if (forced?.kind === 'error') throw forced.error;
+      if (bot.blockedChats.size > 0 && isSendingMethod(lower)) {
+        if (bot.blockedChats.has(String(params['chat_id']))) throw blockedByUser();
+      }
       const retryAfter = bot.flood?.check(lower, params, call.time);
       if (retryAfter !== undefined) throw tooManyRequests(retryAfter);
       if (forced?.kind === 'drop') {

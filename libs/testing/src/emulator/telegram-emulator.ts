@@ -245,6 +245,22 @@ export class TelegramEmulator {
     this.fail(ref, tooManyRequestsFailure(retryAfter, method, times));
   }
 
+  /**
+   * The users of these chats blocked the bot: from now on every send to them answers 403
+   * `Forbidden: bot was blocked by the user`, until `unblockChats`.
+   */
+  blockChats(ref: BotRef, chatIds: Iterable<number | string>): void {
+    const blocked = this.resolve(ref).blockedChats;
+    for (const chatId of chatIds) blocked.add(String(chatId));
+  }
+
+  /** Lifts `blockChats` for these chats, or for every chat of the bot. */
+  unblockChats(ref: BotRef, chatIds?: Iterable<number | string>): void {
+    const blocked = this.resolve(ref).blockedChats;
+    if (!chatIds) return blocked.clear();
+    for (const chatId of chatIds) blocked.delete(String(chatId));
+  }
+
   failServerError(ref: BotRef, code: number, method?: string, times?: FailureTimes): void {
     this.fail(ref, serverErrorFailure(code, method, times));
   }

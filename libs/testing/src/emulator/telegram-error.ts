@@ -40,6 +40,9 @@ export const tooManyRequests = (retryAfter: number): TelegramError =>
     retry_after: retryAfter,
   });
 
+export const blockedByUser = (): TelegramError =>
+  new TelegramError(403, 'Forbidden: bot was blocked by the user');
+
 export const internalError = (): TelegramError => new TelegramError(500, 'Internal Server Error');
 
 export const WEBHOOK_ACTIVE =
