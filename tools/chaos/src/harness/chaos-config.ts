@@ -56,6 +56,7 @@ export function configDocument(
         token_env: 'CHAOS_CLIENT_TOKEN',
         bots: [HOOK_BOT, POLL_BOT],
         methods: ['sendMessage', 'getMe'],
+        broadcast: true,
       },
     ],
   };

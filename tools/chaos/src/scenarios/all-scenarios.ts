@@ -1,3 +1,4 @@
+import { broadcastKill } from './broadcast-kill.scenario';
 import { dispatcherKillInClaim } from './dispatcher-kill-in-claim.scenario';
 import { dispatcherKill } from './dispatcher-kill.scenario';
 import { dispatcherSigstop } from './dispatcher-sigstop.scenario';
@@ -36,4 +37,5 @@ export const SCENARIOS: readonly Scenario[] = [
   reloadRoutes,
   drainJobsDeleted,
   outboxKill,
+  broadcastKill,
 ];
