@@ -20,6 +20,7 @@ import { endToEndBench } from './sections/end-to-end.bench';
 import { gatewayBench } from './sections/gateway.bench';
 import { memoryBench } from './sections/memory.bench';
 import { pullBench } from './sections/pull.bench';
+import { broadcastBench } from './sections/broadcast.bench';
 import {
   installExitHandlers,
   onInterrupt,
@@ -134,6 +135,7 @@ const SECTION_RUNNERS: Record<SectionName, (ctx: BenchContext) => Promise<void>>
   gateway: gatewayBench,
   memory: memoryBench,
   pull: pullBench,
+  broadcast: broadcastBench,
 };
 
 type Log = (message: string) => void;

@@ -68,6 +68,16 @@ describe('Bot API over HTTP', () => {
     expect(emu.calls(bot.id).map((c) => c.method)).toEqual(['sendMessage']);
   });
 
+  it('shows every answered call to a watcher until it stops watching', async () => {
+    const seen: (number | undefined)[] = [];
+    const stop = emu.watchCalls(bot.id, (call) => seen.push(call.status));
+    await callApi(emu.apiRoot, bot.token, 'sendMessage', { chat_id: 7, text: 'hi' });
+    await callApi(emu.apiRoot, bot.token, 'sendMessage', { text: 'no chat' });
+    stop();
+    await callApi(emu.apiRoot, bot.token, 'sendMessage', { chat_id: 7, text: 'after' });
+    expect(seen).toEqual([200, 400]);
+  });
+
   it.each<Encoding>(['query', 'json', 'form', 'multipart'])(
     'reads %s parameters the same way',
     async (encoding) => {

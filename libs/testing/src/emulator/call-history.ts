@@ -21,6 +21,7 @@ export class CallHistory {
   private start = 0;
   private length = 0;
   private readonly waiters = new Set<Waiter>();
+  private readonly watchers = new Set<(call: RecordedCall) => void>();
 
   constructor(private readonly limit: number) {
     this.ring = new Array<RecordedCall | undefined>(limit);
@@ -51,8 +52,18 @@ export class CallHistory {
     this.length = 0;
   }
 
+  /**
+   * `listener` sees every call once it has its answer, until the returned function is
+   * called: for counts over more calls than the ring keeps (a benchmark's send rate).
+   */
+  watch(listener: (call: RecordedCall) => void): () => void {
+    this.watchers.add(listener);
+    return () => this.watchers.delete(listener);
+  }
+
   /** Called once a call has its answer (status set). */
   answered(call: RecordedCall): void {
+    for (const watcher of this.watchers) watcher(call);
     if (this.waiters.size === 0) return;
     for (const waiter of this.waiters) {
       if (waiter.filter(call) && ++waiter.seen >= waiter.wanted) this.settle(waiter);

@@ -216,6 +216,11 @@ export class TelegramEmulator {
       : this.resolve(ref).history.toArray(filter);
   }
 
+  /** `listener` sees each call of the bot once answered, until the returned function is called. */
+  watchCalls(ref: BotRef, listener: (call: RecordedCall) => void): () => void {
+    return this.resolve(ref).history.watch(listener);
+  }
+
   /** Resolves once `count` (default 1) matching calls have been answered. */
   waitForCalls(ref: BotRef, options: WaitForCallsOptions = {}): Promise<RecordedCall[]> {
     const method = options.method?.toLowerCase();

@@ -17,7 +17,15 @@ export interface BenchOptions {
   sameSides?: boolean;
 }
 
-export const SECTIONS = ['ingress', 'dispatcher', 'e2e', 'gateway', 'memory', 'pull'] as const;
+export const SECTIONS = [
+  'ingress',
+  'dispatcher',
+  'e2e',
+  'gateway',
+  'memory',
+  'pull',
+  'broadcast',
+] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 /** What every section gets: the options, the shared Redis, the emulator, and where rows go. */
