@@ -230,6 +230,44 @@ describe('dispatcher: broadcasts', () => {
     expect([...received('slow', cancelledText).values()].every((n) => n === 1)).toBe(true);
   }, 90_000);
 
+  it('pauses on a refused token (401), fails no one, and finishes once resumed', async () => {
+    emulator.failUnauthorized(tokens.slow, 'always');
+    const all = chats(70_001, 300);
+    const text = 'revoked token (g)';
+    let id = '';
+    try {
+      id = await broadcast('slow', all, text);
+      await eventually(async () => (await record('slow', id)).status === 'paused', {
+        what: 'the broadcast paused',
+        timeoutMs: 10_000,
+        intervalMs: 50,
+      });
+      const paused = await record('slow', id);
+      expect(paused).toMatchObject({ sent: 0, blocked: 0, failed: 0 });
+      expect(paused.pausedReason).toBe(
+        "Telegram refused the bot's token (401 Unauthorized): every send would fail. Fix the token, then resume.",
+      );
+      // Its sends in flight at the pause were released, not given a try.
+      await sleep(1_000);
+      expect(await h.fixture.redis.hlen(h.fixture.ctx.keys.broadcastTries('slow', id))).toBe(0);
+      const pauses = h.logs.filter(
+        (line) =>
+          line.broadcast_id === id &&
+          line.msg === "broadcast paused: Telegram refused the bot's token",
+      );
+      expect(pauses).toEqual([
+        expect.objectContaining({ bot: 'slow', reason: paused.pausedReason }),
+      ]);
+    } finally {
+      emulator.clearFailures(tokens.slow);
+    }
+    expect(await store.control('slow', id, 'resume')).toEqual({ ok: true, status: 'running' });
+    const done = await ended('slow', id);
+    expect(done).toMatchObject({ sent: 300, blocked: 0, failed: 0 });
+    expect(done.pausedReason).toBeUndefined();
+    expectOncePerChat('slow', text, all);
+  }, 60_000);
+
   it('delivers each recipient once through 429s, 5xx and dropped connections', async () => {
     for (let i = 0; i < 8; i++) {
       emulator.failTooManyRequests(tokens.fast, 1, 'sendMessage', 1);

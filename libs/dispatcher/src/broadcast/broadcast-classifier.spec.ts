@@ -35,8 +35,18 @@ describe('classifyBroadcastSend', () => {
     });
   });
 
+  it("halts on a 401, whatever the attempt: the bot's token is refused, not the recipient", () => {
+    for (const attempt of [1, BROADCAST_MAX_ATTEMPTS]) {
+      expect(classifyBroadcastSend(error(401, 'Unauthorized'), attempt)).toEqual({
+        outcome: 'halt',
+        errorCode: 401,
+        description: 'Unauthorized',
+      });
+    }
+  });
+
   it('fails other 4xx at once, with error_code and description', () => {
-    for (const code of [400, 401, 404, 409]) {
+    for (const code of [400, 404, 409]) {
       expect(classifyBroadcastSend(error(code, `${code} says no`), 1)).toEqual({
         outcome: 'failed',
         errorCode: code,

@@ -22,6 +22,12 @@ export type BroadcastVerdict =
   /** 403: the user blocked the bot, deleted the account, or the bot left the chat. */
   | { outcome: 'blocked'; errorCode: number; description: string }
   | { outcome: 'failed'; errorCode?: number; description: string }
+  /**
+   * 401: Telegram refused the bot's token (revoked, or a wrong one in the config). Every
+   * send of the broadcast would fail the same way: the recipient is not counted, and
+   * the broadcast is paused with the reason until the token is fixed.
+   */
+  | { outcome: 'halt'; errorCode: number; description: string }
   | { outcome: 'retry'; delayMs: number; reason: RetryReason; error: string };
 
 /**
@@ -35,6 +41,7 @@ export type BroadcastVerdict =
  * - 5xx, a timeout, a network error: again after the backoff (full jitter, capped at
  *   60 s), unless `attempt` is the BROADCAST_MAX_ATTEMPTS-th: then failed with the last
  *   error. A timed-out call may have reached Telegram, so its retry may send twice;
+ * - 401: halt (the bot's token is refused; the recipient is not to blame);
  * - any other 4xx: failed, with Telegram's error_code and description.
  * `attempt` counts this one: the recipient's tries (its 5xx, timeouts and network
  * errors before; a 429 or no pacing slot counts none) plus one. Codes outside 400-599 are not answers we can judge: like a 5xx.
@@ -78,6 +85,7 @@ function classifyError(
     };
   }
   if (errorCode === 403) return { outcome: 'blocked', errorCode, description };
+  if (errorCode === 401) return { outcome: 'halt', errorCode, description };
   if (errorCode >= 400 && errorCode <= 499) return { outcome: 'failed', errorCode, description };
   return transient(attempt, 'server-error', `${errorCode} ${description}`, errorCode, random);
 }

@@ -3,9 +3,15 @@ import type { ClaimedRecipient, RecipientResult } from '@relaygram/queue';
 import {
   classifyBroadcastSend,
   type BroadcastCallResult,
+  type BroadcastVerdict,
   type RetryReason,
 } from './broadcast-classifier';
 import type { ThrottledLog } from './throttled-log';
+
+/** Why a broadcast was paused for a refused token, as its view and the admin page show it. */
+export function haltReason(errorCode: number, description: string): string {
+  return `Telegram refused the bot's token (${errorCode} ${description}): every send would fail. Fix the token, then resume.`;
+}
 
 /** A broadcast as the runner knows it. */
 export interface BroadcastRef {
@@ -17,6 +23,9 @@ type Outcome = 'sent' | 'blocked' | 'failed' | 'retry';
 
 const LIMITS: ReadonlySet<RetryReason> = new Set(['too-many-requests', 'paced']);
 type CounterChild = ReturnType<RelaygramMetrics['broadcastSends']['labels']>;
+
+/** Pauses a broadcast whose every send would fail, saying why (BroadcastRunner does it). */
+export type HaltBroadcast = (b: BroadcastRef, reason: string) => void;
 
 /** A recipient whose bot has no Telegram client yet (a reload that failed) goes again this much later. */
 const NO_CLIENT_RETRY_MS = 5_000;
@@ -33,6 +42,7 @@ export class BroadcastOutcomes {
   constructor(
     private readonly metrics: RelaygramMetrics,
     private readonly log: ThrottledLog,
+    private readonly halt: HaltBroadcast,
   ) {}
 
   of(
@@ -60,6 +70,10 @@ export class BroadcastOutcomes {
       }
       case 'failed':
         return this.#failed(b, r, attempt, verdict.description, verdict.errorCode);
+      case 'halt':
+        this.halt(b, haltReason(verdict.errorCode, verdict.description));
+        // Not the recipient's fault: claimable again, with no try counted, on resume.
+        return { index: r.index, outcome: 'release' };
       case 'retry':
         this.log.warn(
           `${key}${verdict.reason}`,
@@ -116,7 +130,9 @@ export class BroadcastOutcomes {
       : { index: r.index, outcome: 'failed', chatId: r.chatId, errorCode, description };
   }
 
-  #count(bot: string, outcome: Outcome): void {
+  #count(bot: string, verdict: BroadcastVerdict['outcome']): void {
+    // A halted send goes again once the broadcast is resumed.
+    const outcome: Outcome = verdict === 'halt' ? 'retry' : verdict;
     const key = `${bot}\n${outcome}`;
     let counter = this.#counters.get(key);
     if (!counter) {

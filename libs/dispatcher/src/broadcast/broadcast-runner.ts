@@ -15,6 +15,7 @@ import {
 import { BroadcastCaller, type SendHandle } from './broadcast-caller';
 import { BroadcastOutcomes, type BroadcastRef } from './broadcast-outcomes';
 import { logEnded, refreshPending } from './broadcast-progress';
+import { RefusedTokenPause } from './refused-token-pause';
 import { chatIdOf, sharesOf } from './claim-plan';
 import { SettleBatcher } from './settle-batcher';
 import { ThrottledLog } from './throttled-log';
@@ -81,6 +82,7 @@ export class BroadcastRunner {
   readonly #sends = new Map<SendHandle, InFlight>();
   /** Broadcasts this process has seen running: a line when each starts and ends. */
   readonly #running = new Set<string>();
+  readonly #refusedToken: RefusedTokenPause;
   /** Broadcasts that had nothing to claim, not claimed again before then. */
   readonly #quietUntil = new Map<string, number>();
   readonly #stop = new AbortController();
@@ -101,7 +103,10 @@ export class BroadcastRunner {
     this.#logger = logger;
     this.#log = new ThrottledLog(logger);
     this.#caller = new BroadcastCaller(pacer, metrics, this.#log, () => this.#stopping);
-    this.#outcomes = new BroadcastOutcomes(metrics, this.#log);
+    this.#refusedToken = new RefusedTokenPause(store, logger, this.#log);
+    this.#outcomes = new BroadcastOutcomes(metrics, this.#log, (b, reason) =>
+      this.#refusedToken.pause(b, reason),
+    );
     this.#batcher = new SettleBatcher(
       (bot, id, results) => store.settle(bot, id, results),
       (error, bot, id, results) =>
@@ -256,6 +261,8 @@ export class BroadcastRunner {
     }
     if (!this.#running.has(key)) {
       this.#running.add(key);
+      // Running again (resumed): a refused token pauses it again.
+      this.#refusedToken.forget(key);
       this.#logger.info(
         { bot: b.bot, broadcast_id: b.id, method: claim.call.method },
         'broadcast sending',
@@ -326,6 +333,7 @@ export class BroadcastRunner {
   #ended(key: string): void {
     this.#running.delete(key);
     this.#quietUntil.delete(key);
+    this.#refusedToken.forget(key);
     this.#log.forget(`${key}/`);
     const slash = key.indexOf('/');
     void logEnded(this.store, this.#logger, key.slice(0, slash), key.slice(slash + 1));

@@ -274,6 +274,37 @@ describe('BroadcastStore', () => {
     expect(await f.redis.pttl(f.ctx.keys.broadcastRecipients('bot-a', 'b5'))).toBeGreaterThan(0);
   });
 
+  it("keeps a dispatcher's reason with its pause, and drops it on resume and cancel", async () => {
+    const store = f.broadcasts;
+    await started(store, 'b9', ids(1, 3), 1_000);
+    const why = "Telegram refused the bot's token (401 Unauthorized)";
+    expect(await store.control('bot-a', 'b9', 'pause', 2_000, why)).toEqual({
+      ok: true,
+      status: 'paused',
+    });
+    expect((await store.read('bot-a', 'b9'))?.pausedReason).toBe(why);
+    expect(broadcastView((await store.read('bot-a', 'b9'))!, 2_000).paused_reason).toBe(why);
+    // A second pause (already paused) changes nothing, its reason included.
+    expect(await store.control('bot-a', 'b9', 'pause', 2_500, 'other')).toEqual({
+      ok: false,
+      status: 'paused',
+    });
+    expect((await store.read('bot-a', 'b9'))?.pausedReason).toBe(why);
+    await store.control('bot-a', 'b9', 'resume', 3_000);
+    const resumed = await store.read('bot-a', 'b9');
+    expect(resumed?.pausedReason).toBeUndefined();
+    expect(broadcastView(resumed!, 3_000).paused_reason).toBeUndefined();
+    // An operator's pause has no reason; a reason given to cancel is not kept.
+    await store.control('bot-a', 'b9', 'pause', 4_000);
+    expect((await store.read('bot-a', 'b9'))?.pausedReason).toBeUndefined();
+    await store.control('bot-a', 'b9', 'resume', 5_000);
+    await store.control('bot-a', 'b9', 'pause', 6_000, why);
+    await store.control('bot-a', 'b9', 'cancel', 7_000, why);
+    const cancelled = await store.read('bot-a', 'b9');
+    expect(cancelled).toMatchObject({ status: 'cancelled' });
+    expect(cancelled?.pausedReason).toBeUndefined();
+  });
+
   it("lists a bot's broadcasts newest first, pruning those gone", async () => {
     const store = f.broadcasts;
     await started(store, 'old', ids(1, 1), 1_000);

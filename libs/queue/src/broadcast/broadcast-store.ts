@@ -57,6 +57,8 @@ export interface BroadcastRecord {
   runMs: number;
   /** A running broadcast: when its current stretch began. */
   runSince?: number;
+  /** A paused broadcast that a dispatcher paused: why (an operator's pause has none). */
+  pausedReason?: string;
 }
 
 /** A recipient a dispatcher claimed: its place in the list, its chat, and attempts before this one. */
@@ -216,6 +218,7 @@ export class BroadcastStore {
     id: string,
     action: BroadcastAction,
     now = Date.now(),
+    reason = '',
   ): Promise<ControlResult> {
     const call = BROADCAST_CONTROL.encode({
       ...this.#keysOf(bot, id),
@@ -223,6 +226,7 @@ export class BroadcastStore {
       now,
       member: memberOf(bot, id),
       ttlMs: BROADCAST_RECORD_TTL_MS,
+      reason: action === 'pause' ? reason : '',
     });
     const [outcome, status] = (await this.ctx.redis.rgBroadcastControl(...call)) as [
       string,
@@ -359,5 +363,6 @@ function recordOf(bot: string, id: string, hash: Record<string, string>): Broadc
   if (hash.started !== undefined) record.startedAt = Number(hash.started);
   if (hash.finished !== undefined) record.finishedAt = Number(hash.finished);
   if (hash.run_since !== undefined) record.runSince = Number(hash.run_since);
+  if (hash.paused_reason !== undefined) record.pausedReason = hash.paused_reason;
   return record;
 }

@@ -22,6 +22,11 @@ export interface BroadcastView {
   finished_at?: string;
   /** A running broadcast at its rate so far. */
   estimated_finish_at?: string;
+  /**
+   * A broadcast the dispatcher paused, and why: Telegram refused the bot's token (401),
+   * so every send would fail. Resume once the token is fixed. An operator's pause has none.
+   */
+  paused_reason?: string;
 }
 
 export function broadcastView(record: BroadcastRecord, now = Date.now()): BroadcastView {
@@ -46,6 +51,9 @@ export function broadcastView(record: BroadcastRecord, now = Date.now()): Broadc
   if (record.finishedAt !== undefined) view.finished_at = new Date(record.finishedAt).toISOString();
   if (record.status === 'running' && rate > 0) {
     view.estimated_finish_at = new Date(now + (pending / rate) * 1000).toISOString();
+  }
+  if (record.status === 'paused' && record.pausedReason !== undefined) {
+    view.paused_reason = record.pausedReason;
   }
   return view;
 }

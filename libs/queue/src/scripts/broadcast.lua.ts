@@ -122,10 +122,13 @@ const BROADCAST_KEYS = [
 
 export const BROADCAST_CONTROL = scriptLayout({
   keys: BROADCAST_KEYS,
-  args: ['action', 'now', 'member', 'ttlMs'],
+  args: ['action', 'now', 'member', 'ttlMs', 'reason'],
 });
 
-/** pause, resume or cancel. Returns {'ok' | 'conflict' | 'missing', status}. */
+/**
+ * pause, resume or cancel. Returns {'ok' | 'conflict' | 'missing', status}. A pause may
+ * say why (`reason`, '' for none: an operator's pause); the reason goes with the pause.
+ */
 export const BROADCAST_CONTROL_LUA = (() => {
   const { K, A } = BROADCAST_CONTROL;
   return `
@@ -136,14 +139,19 @@ local action, now = ${A.action}, tonumber(${A.now})
 if action == 'pause' and status == 'running' then
   stop_running(now)
   redis.call('HSET', ${K.meta}, 'status', 'paused', 'updated', now)
+  if ${A.reason} ~= '' then
+    redis.call('HSET', ${K.meta}, 'paused_reason', ${A.reason})
+  end
   redis.call('SREM', ${K.running}, ${A.member})
   return {'ok', 'paused'}
 elseif action == 'resume' and status == 'paused' then
+  redis.call('HDEL', ${K.meta}, 'paused_reason')
   redis.call('HSET', ${K.meta}, 'status', 'running', 'run_since', now, 'updated', now)
   redis.call('SADD', ${K.running}, ${A.member})
   return {'ok', 'running'}
 elseif action == 'cancel' and (status == 'running' or status == 'paused') then
   stop_running(now)
+  redis.call('HDEL', ${K.meta}, 'paused_reason')
   redis.call('HSET', ${K.meta}, 'status', 'cancelled', 'finished', now, 'updated', now)
   redis.call('SREM', ${K.running}, ${A.member})
   keep_for(tonumber(${A.ttlMs}))
