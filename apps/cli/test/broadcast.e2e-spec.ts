@@ -277,14 +277,25 @@ bots:
     expect(pause.status).toBe(0);
     expect(pause.stdout).toBe(`broadcast ${ids.steered} of sol: paused\n`);
     expect((await store.read('sol', ids.steered))?.status).toBe('paused');
-    expect(relaygram(['show', ids.steered]).stdout).toContain(
-      'rate      0/s, no estimate while paused\n',
-    );
+    const operators = relaygram(['show', ids.steered]).stdout;
+    expect(operators).toContain('rate      0/s, no estimate while paused\n');
+    // An operator's pause says no why.
+    expect(operators).not.toMatch(/^why /m);
 
     const resume = relaygram(['resume', ids.steered, '--bot', 'sol']);
     expect(resume.status).toBe(0);
     expect(resume.stdout).toBe(`broadcast ${ids.steered} of sol: running\n`);
     expect(await store.running()).toContainEqual({ bot: 'sol', id: ids.steered });
+
+    // A dispatcher's pause (Telegram refused the token) says why, under the status.
+    const why = "Telegram refused the bot's token (401 Unauthorized): fix it, then resume.";
+    expect(await store.control('sol', ids.steered, 'pause', Date.now(), why)).toMatchObject({
+      ok: true,
+    });
+    const halted = relaygram(['show', ids.steered]).stdout.split('\n');
+    expect(halted.slice(4, 6)).toEqual(['status    paused', `why       ${why}`]);
+    expect(relaygram(['resume', ids.steered]).status).toBe(0);
+    expect(relaygram(['show', ids.steered]).stdout).not.toMatch(/^why /m);
 
     const cancel = relaygram(['cancel', ids.steered]);
     expect(cancel.status).toBe(0);

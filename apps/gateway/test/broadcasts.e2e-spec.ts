@@ -427,6 +427,16 @@ describe('broadcast endpoints of the gateway', () => {
       body: { error: 'the broadcast is paused: it cannot be paused' },
     });
     expect(await control('resume')).toMatchObject({ status: 200, body: { status: 'running' } });
+    // Paused by a dispatcher for a refused token: the client reads why, until resumed.
+    const why = "Telegram refused the bot's token (401 Unauthorized): fix it, then resume.";
+    await store.control(BOT, id, 'pause', Date.now(), why);
+    expect(await call('GET', `${BASE}/${id}`, { token: site })).toMatchObject({
+      status: 200,
+      body: { status: 'paused', paused_reason: why },
+    });
+    const resumed = await control('resume');
+    expect(resumed).toMatchObject({ status: 200, body: { status: 'running' } });
+    expect(resumed.body).not.toHaveProperty('paused_reason');
     expect(await control('resume')).toMatchObject({
       status: 409,
       body: { error: 'the broadcast is running: it cannot be resumed' },

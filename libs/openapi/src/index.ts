@@ -18,6 +18,7 @@ export {
   SECURITY_SCHEMES,
   TELEGRAM_ERROR_BODY,
 } from './common-schemas';
+export { BROADCAST_FAILURE, BROADCAST_STATUS, BROADCAST_VIEW } from './broadcast-schemas';
 export {
   apiDocument,
   apiDocumentJson,

@@ -219,13 +219,16 @@ function broadcastLines(record: BroadcastRecord, now: number): string[] {
     ['client', printable(record.client)],
     ['method', printable(view.method) || '-'],
     ['status', view.status],
+  ];
+  if (view.paused_reason !== undefined) rows.push(['why', printable(view.paused_reason)]);
+  rows.push(
     ['progress', progress(record)],
     ['sent', String(view.sent)],
     ['blocked', String(view.blocked)],
     ['failed', String(view.failed)],
     ['pending', String(view.pending)],
     ['created', view.created_at],
-  ];
+  );
   if (view.started_at !== undefined) rows.push(['started', view.started_at]);
   if (view.finished_at !== undefined) rows.push(['finished', view.finished_at]);
   rows.push(['rate', pace(view.rate, view.status, view.estimated_finish_at, now)]);

@@ -1,73 +1,25 @@
+import { BROADCAST_FAILURE_REASONS, BROADCAST_MAX_RECIPIENTS } from '@relaygram/contracts';
 import {
-  BROADCAST_FAILURE_REASONS,
-  BROADCAST_MAX_RECIPIENTS,
-  type BroadcastStatus,
-} from '@relaygram/contracts';
-import { BOT_ID_PARAM, type JsonSchema, type ParameterDoc } from '@relaygram/openapi';
+  BOT_ID_PARAM,
+  BROADCAST_FAILURE,
+  BROADCAST_STATUS,
+  BROADCAST_VIEW,
+  type JsonSchema,
+  type ParameterDoc,
+} from '@relaygram/openapi';
 import { ADMIN_ERROR, adminDoc } from './admin-api.docs';
 import { NAME } from './admin-names.docs';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './admin-params';
 import { BROADCAST_LIST_MAX_OFFSET } from './broadcast-params';
 
-const TIME = { type: 'string', format: 'date-time' };
-const COUNT = { type: 'integer', minimum: 0 };
-/** Every status, checked against the type: a new one fails to compile until listed. */
-const STATUS_SET: Record<BroadcastStatus, true> = {
-  loading: true,
-  running: true,
-  paused: true,
-  cancelled: true,
-  done: true,
-};
-const STATUS = { enum: Object.keys(STATUS_SET) };
-
-/** A broadcast as `GET /api/v1/:botId/broadcasts/:id` shows it, with its bot and client. */
+/** A broadcast as its client sees it, with its bot and client. */
 const BROADCAST: JsonSchema = {
-  type: 'object',
-  required: [
-    'bot',
-    'client',
-    'id',
-    'status',
-    'method',
-    'total',
-    'sent',
-    'blocked',
-    'failed',
-    'pending',
-    'rate',
-    'created_at',
-  ],
+  ...BROADCAST_VIEW,
+  required: ['bot', 'client', ...(BROADCAST_VIEW.required as string[])],
   properties: {
     bot: { type: 'string' },
     client: { type: 'string', description: 'The client that started it' },
-    id: { type: 'string' },
-    status: STATUS,
-    method: { type: 'string', description: 'The Bot API method each recipient gets' },
-    total: { ...COUNT, description: 'Recipients' },
-    sent: COUNT,
-    blocked: { ...COUNT, description: 'Telegram answered 403 (blocked, kicked, deactivated)' },
-    failed: { ...COUNT, description: 'Any other refusal, or out of attempts' },
-    pending: { ...COUNT, description: "Not sent yet; a cancelled broadcast's never are" },
-    rate: {
-      type: 'number',
-      minimum: 0,
-      description: 'Recipients settled per second while running (pauses left out)',
-    },
-    created_at: TIME,
-    started_at: TIME,
-    finished_at: { ...TIME, description: 'Done or cancelled' },
-    estimated_finish_at: { ...TIME, description: 'A running broadcast, at its rate so far' },
-  },
-};
-
-const FAILURE: JsonSchema = {
-  type: 'object',
-  required: ['chat_id', 'description'],
-  properties: {
-    chat_id: { type: 'string' },
-    error_code: { type: 'integer', description: "Telegram's; absent when no call was answered" },
-    description: { type: 'string', description: "Telegram's description, or why" },
+    ...(BROADCAST_VIEW.properties as Record<string, JsonSchema>),
   },
 };
 
@@ -88,7 +40,7 @@ const CONFLICT: JsonSchema = {
   required: ['error', 'status'],
   properties: {
     error: { type: 'string', description: 'Names the status and what the action needs' },
-    status: STATUS,
+    status: BROADCAST_STATUS,
   },
 };
 
@@ -167,8 +119,12 @@ export const BROADCAST_DOCS = {
             bot: { type: 'string' },
             id: { type: 'string' },
             reason: { enum: [...BROADCAST_FAILURE_REASONS] },
-            total: { ...COUNT, description: 'Recipients that ended with this reason' },
-            items: { type: 'array', items: FAILURE },
+            total: {
+              type: 'integer',
+              minimum: 0,
+              description: 'Recipients that ended with this reason',
+            },
+            items: { type: 'array', items: BROADCAST_FAILURE },
             next_offset: { type: ['integer', 'null'], description: 'Pass it as offset' },
           },
         },

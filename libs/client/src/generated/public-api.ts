@@ -6429,6 +6429,8 @@ export interface operations {
                * @description A running broadcast, at its rate so far
                */
               estimated_finish_at?: string;
+              /** @description Why a dispatcher paused it: Telegram refused the bot's token (401), so every send would fail. Resume once the token is fixed. An operator's pause has none */
+              paused_reason?: string;
             }[];
           };
         };
@@ -6723,6 +6725,8 @@ export interface operations {
                * @description A running broadcast, at its rate so far
                */
               estimated_finish_at?: string;
+              /** @description Why a dispatcher paused it: Telegram refused the bot's token (401), so every send would fail. Resume once the token is fixed. An operator's pause has none */
+              paused_reason?: string;
             }[];
           };
         };
@@ -7014,6 +7018,8 @@ export interface operations {
              * @description A running broadcast, at its rate so far
              */
             estimated_finish_at?: string;
+            /** @description Why a dispatcher paused it: Telegram refused the bot's token (401), so every send would fail. Resume once the token is fixed. An operator's pause has none */
+            paused_reason?: string;
           };
         };
       };
@@ -7128,6 +7134,8 @@ export interface operations {
              * @description A running broadcast, at its rate so far
              */
             estimated_finish_at?: string;
+            /** @description Why a dispatcher paused it: Telegram refused the bot's token (401), so every send would fail. Resume once the token is fixed. An operator's pause has none */
+            paused_reason?: string;
           };
         };
       };
@@ -7240,6 +7248,8 @@ export interface operations {
              * @description A running broadcast, at its rate so far
              */
             estimated_finish_at?: string;
+            /** @description Why a dispatcher paused it: Telegram refused the bot's token (401), so every send would fail. Resume once the token is fixed. An operator's pause has none */
+            paused_reason?: string;
           };
         };
       };
@@ -7365,6 +7375,8 @@ export interface operations {
              * @description A running broadcast, at its rate so far
              */
             estimated_finish_at?: string;
+            /** @description Why a dispatcher paused it: Telegram refused the bot's token (401), so every send would fail. Resume once the token is fixed. An operator's pause has none */
+            paused_reason?: string;
           };
         };
       };
@@ -7488,6 +7500,8 @@ export interface operations {
              * @description A running broadcast, at its rate so far
              */
             estimated_finish_at?: string;
+            /** @description Why a dispatcher paused it: Telegram refused the bot's token (401), so every send would fail. Resume once the token is fixed. An operator's pause has none */
+            paused_reason?: string;
           };
         };
       };
@@ -7613,6 +7627,8 @@ export interface operations {
              * @description A running broadcast, at its rate so far
              */
             estimated_finish_at?: string;
+            /** @description Why a dispatcher paused it: Telegram refused the bot's token (401), so every send would fail. Resume once the token is fixed. An operator's pause has none */
+            paused_reason?: string;
           };
         };
       };
@@ -7736,6 +7752,8 @@ export interface operations {
              * @description A running broadcast, at its rate so far
              */
             estimated_finish_at?: string;
+            /** @description Why a dispatcher paused it: Telegram refused the bot's token (401), so every send would fail. Resume once the token is fixed. An operator's pause has none */
+            paused_reason?: string;
           };
         };
       };
@@ -7861,6 +7879,8 @@ export interface operations {
              * @description A running broadcast, at its rate so far
              */
             estimated_finish_at?: string;
+            /** @description Why a dispatcher paused it: Telegram refused the bot's token (401), so every send would fail. Resume once the token is fixed. An operator's pause has none */
+            paused_reason?: string;
           };
         };
       };

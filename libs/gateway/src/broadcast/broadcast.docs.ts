@@ -2,10 +2,12 @@ import {
   BROADCAST_CHUNK,
   BROADCAST_FAILURE_REASONS,
   BROADCAST_MAX_RECIPIENTS,
-  type BroadcastStatus,
 } from '@relaygram/contracts';
 import {
   BOT_ID_PARAM,
+  BROADCAST_FAILURE,
+  BROADCAST_STATUS,
+  BROADCAST_VIEW,
   ERROR_BODY,
   routeConfig,
   SECURITY,
@@ -18,16 +20,6 @@ import {
 import type { BroadcastAction } from '@relaygram/queue';
 import { IDEMPOTENCY_KEY, REPLAYED, RETRY_AFTER } from '../rest/rest-api.docs';
 
-/** Every status, checked against the type: a new one fails to compile until listed. */
-const STATUS_SET: Record<BroadcastStatus, true> = {
-  loading: true,
-  running: true,
-  paused: true,
-  cancelled: true,
-  done: true,
-};
-const STATUS: JsonSchema = { type: 'string', enum: Object.keys(STATUS_SET) };
-const TIME: JsonSchema = { type: 'string', format: 'date-time' };
 const COUNT: JsonSchema = { type: 'integer', minimum: 0 };
 const MAX = BROADCAST_MAX_RECIPIENTS;
 
@@ -69,51 +61,18 @@ const STARTED: JsonSchema = {
   required: ['id', 'status', 'total'],
   properties: {
     id: { type: 'string', format: 'uuid' },
-    status: { ...STATUS, description: '`running`; a repeated Idempotency-Key: its status now' },
-    total: { ...COUNT, description: 'Recipients' },
-  },
-};
-
-/** What `broadcastView` (libs/queue) answers. */
-const VIEW: JsonSchema = {
-  type: 'object',
-  required: [
-    'id',
-    'status',
-    'method',
-    'total',
-    'sent',
-    'blocked',
-    'failed',
-    'pending',
-    'rate',
-    'created_at',
-  ],
-  properties: {
-    id: { type: 'string', format: 'uuid' },
-    status: STATUS,
-    method: { type: 'string', description: 'The Bot API method each recipient gets' },
-    total: { ...COUNT, description: 'Recipients' },
-    sent: COUNT,
-    blocked: { ...COUNT, description: 'Telegram answered 403 (blocked, kicked, deactivated)' },
-    failed: { ...COUNT, description: 'Any other refusal, or out of attempts' },
-    pending: { ...COUNT, description: "Not sent yet; a cancelled broadcast's never are" },
-    rate: {
-      type: 'number',
-      minimum: 0,
-      description: 'Recipients settled per second while running (pauses left out)',
+    status: {
+      ...BROADCAST_STATUS,
+      description: '`running`; a repeated Idempotency-Key: its status now',
     },
-    created_at: TIME,
-    started_at: TIME,
-    finished_at: { ...TIME, description: 'Done or cancelled' },
-    estimated_finish_at: { ...TIME, description: 'A running broadcast, at its rate so far' },
+    total: { ...COUNT, description: 'Recipients' },
   },
 };
 
 const LIST: JsonSchema = {
   type: 'object',
   required: ['offset', 'limit', 'items'],
-  properties: { offset: COUNT, limit: COUNT, items: { type: 'array', items: VIEW } },
+  properties: { offset: COUNT, limit: COUNT, items: { type: 'array', items: BROADCAST_VIEW } },
 };
 
 const FAILURES: JsonSchema = {
@@ -126,15 +85,7 @@ const FAILURES: JsonSchema = {
     items: {
       type: 'array',
       description: 'In the order they ended',
-      items: {
-        type: 'object',
-        required: ['chat_id', 'description'],
-        properties: {
-          chat_id: { type: 'string' },
-          error_code: { type: 'integer', description: "Telegram's; absent when none answered" },
-          description: { type: 'string', description: "Telegram's description, or why" },
-        },
-      },
+      items: BROADCAST_FAILURE,
     },
   },
 };
@@ -252,7 +203,7 @@ function showDoc(withBot: boolean): RouteDoc {
     description: 'Totals (sent, blocked, failed, pending), rate and an estimated finish.',
     params: { id: ID_PARAM },
     responses: {
-      200: { description: 'The broadcast', schema: VIEW },
+      200: { description: 'The broadcast', schema: BROADCAST_VIEW },
       401: UNAUTHORIZED,
       403: { description: 'The client may not use this bot', schema: ERROR_BODY },
       404: NOT_FOUND,
@@ -278,7 +229,7 @@ function controlDoc(action: BroadcastAction, withBot: boolean): RouteDoc {
     description: `Needs the client's \`broadcast: true\`. Allowed when the broadcast is ${allowed}; answers it after.`,
     params: { id: ID_PARAM },
     responses: {
-      200: { description: 'The broadcast with its new status', schema: VIEW },
+      200: { description: 'The broadcast with its new status', schema: BROADCAST_VIEW },
       401: UNAUTHORIZED,
       403: {
         description: 'The client may not use this bot, or may not broadcast',
