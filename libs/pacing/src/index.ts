@@ -1,5 +1,5 @@
 export { PacingModule } from './pacing.module';
-export { countPace } from './pace-metrics';
+export { countPace, reportTelegram429 } from './pace-metrics';
 export {
   OutboundPacer,
   type BotPauses,

@@ -1,7 +1,7 @@
 import type { BotConfig } from '@relaygram/config';
 import { errorMessage, type BroadcastCall } from '@relaygram/contracts';
 import type { RelaygramMetrics } from '@relaygram/observability';
-import { countPace, type OutboundPacer } from '@relaygram/pacing';
+import { countPace, reportTelegram429, type OutboundPacer } from '@relaygram/pacing';
 import {
   TelegramAbortError,
   TelegramError,
@@ -83,12 +83,7 @@ export class BroadcastCaller {
       if (error instanceof TelegramTimeoutError) return { result: { kind: 'timeout' } };
       if (error instanceof TelegramError) {
         if (error.errorCode === 429 && pace.kind === 'go') {
-          const report = await this.pacer.reportTooManyRequests(
-            bot,
-            pace.plan,
-            error.retryAfter ?? 1,
-          );
-          this.metrics.telegram429.inc({ bot: bot.id, scope: report.scope });
+          await reportTelegram429(this.pacer, this.metrics, bot, pace.plan, error.retryAfter);
         }
         const { errorCode, description, retryAfter, migrateToChatId } = error;
         const result: BroadcastCallResult = { kind: 'error', errorCode, description };

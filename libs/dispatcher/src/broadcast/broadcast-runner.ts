@@ -5,7 +5,7 @@ import { BROADCAST_CONCURRENCY, type BroadcastCall } from '@relaygram/contracts'
 import { RelaygramMetrics } from '@relaygram/observability';
 import { OutboundPacer } from '@relaygram/pacing';
 import { BroadcastStore, type ClaimedRecipient, type RecipientResult } from '@relaygram/queue';
-import { TelegramClients, type TelegramClient } from '@relaygram/telegram';
+import type { TelegramClient } from '@relaygram/telegram';
 import type { Logger } from 'pino';
 import {
   DISPATCHER_LOGGER,
@@ -15,6 +15,7 @@ import {
 import { BroadcastCaller, type SendHandle } from './broadcast-caller';
 import { BroadcastOutcomes, type BroadcastRef } from './broadcast-outcomes';
 import { logEnded, refreshPending } from './broadcast-progress';
+import { BotClients } from '../telegram/bot-clients';
 import { RefusedTokenPause } from './refused-token-pause';
 import { chatIdOf, sharesOf } from './claim-plan';
 import { SettleBatcher } from './settle-batcher';
@@ -69,7 +70,7 @@ interface InFlight {
 @Injectable()
 export class BroadcastRunner {
   #config: RelaygramConfig;
-  #clients: TelegramClients | undefined;
+  readonly #bots: BotClients;
   readonly #logger: Logger;
   readonly #log: ThrottledLog;
   readonly #caller: BroadcastCaller;
@@ -118,7 +119,10 @@ export class BroadcastRunner {
       // Slots are held until their results are settled: a flush per claim's worth.
       { maxWaiting: BROADCAST_CLAIM_MIN },
     );
-    this.#clients = this.#build(config);
+    this.#bots = new BotClients(config, metrics, logger, {
+      user: 'broadcasts',
+      connections: BROADCAST_CONNECTIONS,
+    });
   }
 
   get #stopping(): boolean {
@@ -136,18 +140,7 @@ export class BroadcastRunner {
   /** The bots of a reloaded config (as OutboxSender). */
   async reload(config: RelaygramConfig): Promise<void> {
     this.#config = config;
-    if (!this.#clients) {
-      this.#clients = this.#build(config);
-      return;
-    }
-    try {
-      await this.#clients.replace(config);
-    } catch (error) {
-      this.#logger.error(
-        { err: error },
-        'broadcasts keep the previous bots: the reloaded ones cannot be used',
-      );
-    }
+    await this.#bots.reload(config);
   }
 
   /** Shutdown (see the class): resolves once every result is settled and the clients closed. */
@@ -207,7 +200,7 @@ export class BroadcastRunner {
     this.#cull(listed, now);
     const free = BROADCAST_CONCURRENCY - this.#sends.size;
     if (free <= 0) return 'held';
-    if (!this.#clients) return 'idle';
+    if (!this.#bots.built) return 'idle';
     const ready = listed.filter((b) => (this.#quietUntil.get(keyOf(b)) ?? 0) <= now);
     if (ready.length === 0) {
       const next = Math.min(...listed.map((b) => this.#quietUntil.get(keyOf(b)) ?? now));
@@ -273,8 +266,8 @@ export class BroadcastRunner {
       return 0;
     }
     this.#quietUntil.delete(key);
-    const bot = this.#config.bots.find((candidate) => candidate.id === b.bot);
-    const client = this.#clients?.get(b.bot);
+    const bot = this.#bots.bot(b.bot);
+    const client = this.#bots.client(b.bot);
     for (const r of claim.recipients) {
       if (!bot) this.#batcher.add(b.bot, b.id, this.#outcomes.unconfigured(b, r));
       else if (!client) this.#batcher.add(b.bot, b.id, this.#outcomes.noClient(b, r));
@@ -365,7 +358,7 @@ export class BroadcastRunner {
       );
     }
     this.metrics.removeScrapeHook(this);
-    await this.#clients?.closeAll(1_000);
+    await this.#bots.close(1_000);
   }
 
   /** Whether every call in flight ended within `ms`. */
@@ -378,18 +371,6 @@ export class BroadcastRunner {
       return await Promise.race([all, late]);
     } finally {
       timeout.abort();
-    }
-  }
-
-  #build(config: RelaygramConfig): TelegramClients | undefined {
-    try {
-      return new TelegramClients(config, {
-        connections: BROADCAST_CONNECTIONS,
-        onCall: (event) => this.metrics.recordTelegramCall(event),
-      });
-    } catch (error) {
-      this.#logger.error({ err: error }, 'broadcasts wait: the Bot API clients cannot be built');
-      return undefined;
     }
   }
 }

@@ -2,10 +2,11 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { ConfigService, RESERVED_METHODS, type RelaygramConfig } from '@relaygram/config';
 import { errorMessage } from '@relaygram/contracts';
 import { RelaygramMetrics } from '@relaygram/observability';
-import { OutboundPacer, countPace, type PaceResult } from '@relaygram/pacing';
-import { TelegramClients, TelegramError, isBotApiMethodName } from '@relaygram/telegram';
+import { OutboundPacer, countPace, reportTelegram429, type PaceResult } from '@relaygram/pacing';
+import { TelegramError, isBotApiMethodName } from '@relaygram/telegram';
 import type { Logger } from 'pino';
 import { DISPATCHER_LOGGER } from '../dispatcher-options';
+import { BotClients } from '../telegram/bot-clients';
 
 /**
  * What happened to a webhook reply: the `outcome` label of the metric. `paced`: its bot
@@ -43,8 +44,7 @@ const RESERVED = new Set(RESERVED_METHODS.map((method) => method.toLowerCase()))
  */
 @Injectable()
 export class WebhookReplyExecutor {
-  #clients: TelegramClients | undefined;
-  #config: RelaygramConfig;
+  readonly #bots: BotClients;
   readonly #pacer: OutboundPacer;
   readonly #ownsPacer: boolean;
 
@@ -54,8 +54,11 @@ export class WebhookReplyExecutor {
     @Inject(DISPATCHER_LOGGER) private readonly logger: Logger,
     @Optional() pacer?: OutboundPacer,
   ) {
-    this.#config = config;
-    this.#clients = this.#build(config);
+    this.#bots = new BotClients(config, metrics, logger, {
+      user: 'webhook replies',
+      connections: 4,
+      timeoutMs: WEBHOOK_REPLY_TIMEOUT_MS,
+    });
     this.#ownsPacer = pacer === undefined;
     this.#pacer =
       pacer ??
@@ -87,8 +90,8 @@ export class WebhookReplyExecutor {
       );
       return 'refused';
     }
-    const client = this.#clients?.get(source.bot);
-    const bot = this.#config.bots.find((b) => b.id === source.bot);
+    const client = this.#bots.client(source.bot);
+    const bot = this.#bots.bot(source.bot);
     if (!client || !bot) {
       this.#count(source.route, 'error');
       this.logger.warn({ ...fields, method }, 'webhook reply failed: the bot is not configured');
@@ -110,12 +113,7 @@ export class WebhookReplyExecutor {
       return 'ok';
     } catch (error) {
       if (pace.kind === 'go' && error instanceof TelegramError && error.errorCode === 429) {
-        const report = await this.#pacer.reportTooManyRequests(
-          bot,
-          pace.plan,
-          error.retryAfter ?? 1,
-        );
-        this.metrics.telegram429.inc({ bot: bot.id, scope: report.scope });
+        await reportTelegram429(this.#pacer, this.metrics, bot, pace.plan, error.retryAfter);
       }
       this.#count(source.route, 'error');
       // Errors of the telegram lib never carry the token (see telegram.errors.ts).
@@ -124,24 +122,12 @@ export class WebhookReplyExecutor {
     }
   }
 
-  async replace(config: RelaygramConfig): Promise<void> {
-    this.#config = config;
-    if (!this.#clients) {
-      this.#clients = this.#build(config);
-      return;
-    }
-    try {
-      await this.#clients.replace(config);
-    } catch (error) {
-      this.logger.error(
-        { err: error },
-        'webhook replies keep the previous bots: the reloaded ones cannot be used',
-      );
-    }
+  replace(config: RelaygramConfig): Promise<void> {
+    return this.#bots.reload(config);
   }
 
   async close(): Promise<void> {
-    await this.#clients?.closeAll();
+    await this.#bots.close();
     if (this.#ownsPacer) await this.#pacer.close();
   }
 
@@ -153,24 +139,6 @@ export class WebhookReplyExecutor {
     const result = await this.#pacer.acquire(bot, method, params);
     countPace(this.metrics, bot.id, result);
     return result;
-  }
-
-  #build(config: RelaygramConfig): TelegramClients | undefined {
-    try {
-      return new TelegramClients(config, {
-        timeoutMs: WEBHOOK_REPLY_TIMEOUT_MS,
-        connections: 4,
-        onCall: (event) => this.metrics.recordTelegramCall(event),
-      });
-    } catch (error) {
-      // Deliveries do not need Telegram; only replies fail (and are counted) until a
-      // reload brings usable bots.
-      this.logger.error(
-        { err: error },
-        'webhook replies are off: the Bot API clients cannot be built',
-      );
-      return undefined;
-    }
   }
 
   #count(route: string, outcome: WebhookReplyOutcome): void {

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ConfigService, type BotConfig, type RelaygramConfig } from '@relaygram/config';
 import { DeadReason, errorMessage, type OutboxCall } from '@relaygram/contracts';
 import { RelaygramMetrics } from '@relaygram/observability';
-import { OutboundPacer, countPace } from '@relaygram/pacing';
+import { OutboundPacer, countPace, reportTelegram429 } from '@relaygram/pacing';
 import {
   OutboxStore,
   type AttemptRecord,
@@ -12,7 +12,6 @@ import {
 } from '@relaygram/queue';
 import {
   TelegramAbortError,
-  TelegramClients,
   TelegramError,
   TelegramTimeoutError,
   TelegramNetworkError,
@@ -22,6 +21,7 @@ import type { Logger } from 'pino';
 import { isExpired } from '../delivery/attempt-classifier';
 import { retryDelay } from '../delivery/backoff';
 import { DISPATCHER_LOGGER } from '../dispatcher-options';
+import { BotClients } from '../telegram/bot-clients';
 import type { RouteRuntime } from '../routes/route-runtimes';
 import { classifyOutboxCall, type OutboxCallResult } from './outbox-classifier';
 
@@ -55,8 +55,7 @@ interface SendFields {
  */
 @Injectable()
 export class OutboxSender {
-  #clients: TelegramClients | undefined;
-  #config: RelaygramConfig;
+  readonly #bots: BotClients;
   readonly #inFlight = new Set<AbortController>();
   readonly #logger: Logger;
 
@@ -67,9 +66,11 @@ export class OutboxSender {
     private readonly metrics: RelaygramMetrics,
     @Inject(DISPATCHER_LOGGER) logger: Logger,
   ) {
-    this.#config = config;
     this.#logger = logger.child({}, { redact: { paths: [] } });
-    this.#clients = this.#build(config);
+    this.#bots = new BotClients(config, metrics, this.#logger, {
+      user: 'outbox sends',
+      connections: 8,
+    });
   }
 
   async attempt(route: RouteRuntime, head: ClaimedHead): Promise<FinishOutcome | 'aborted'> {
@@ -96,8 +97,8 @@ export class OutboxSender {
       });
     }
     fields.method = call.method;
-    const bot = this.#config.bots.find((b) => b.id === entry.bot);
-    const client = this.#clients?.get(entry.bot);
+    const bot = this.#bots.bot(entry.bot);
+    const client = this.#bots.client(entry.bot);
     if (!bot || !client) {
       return this.#failed(route, head, fields, {
         reason: DeadReason.Rejected,
@@ -181,24 +182,12 @@ export class OutboxSender {
   }
 
   /** The bots of a reloaded config. */
-  async reload(config: RelaygramConfig): Promise<void> {
-    this.#config = config;
-    if (!this.#clients) {
-      this.#clients = this.#build(config);
-      return;
-    }
-    try {
-      await this.#clients.replace(config);
-    } catch (error) {
-      this.#logger.error(
-        { err: error },
-        'outbox sends keep the previous bots: the reloaded ones cannot be used',
-      );
-    }
+  reload(config: RelaygramConfig): Promise<void> {
+    return this.#bots.reload(config);
   }
 
-  async close(): Promise<void> {
-    await this.#clients?.closeAll();
+  close(): Promise<void> {
+    return this.#bots.close();
   }
 
   async #call(
@@ -239,12 +228,7 @@ export class OutboxSender {
       if (error instanceof TelegramTimeoutError) return { result: { kind: 'timeout' } };
       if (error instanceof TelegramError) {
         if (error.errorCode === 429 && pace.kind === 'go') {
-          const report = await this.pacer.reportTooManyRequests(
-            bot,
-            pace.plan,
-            error.retryAfter ?? 1,
-          );
-          this.metrics.telegram429.inc({ bot: bot.id, scope: report.scope });
+          await reportTelegram429(this.pacer, this.metrics, bot, pace.plan, error.retryAfter);
         }
         return {
           result: {
@@ -319,18 +303,6 @@ export class OutboxSender {
         { bot, outbox_id: id, status: settlement.status, err: error },
         'outbox record not updated',
       );
-    }
-  }
-
-  #build(config: RelaygramConfig): TelegramClients | undefined {
-    try {
-      return new TelegramClients(config, {
-        connections: 8,
-        onCall: (event) => this.metrics.recordTelegramCall(event),
-      });
-    } catch (error) {
-      this.#logger.error({ err: error }, 'outbox sends wait: the Bot API clients cannot be built');
-      return undefined;
     }
   }
 }

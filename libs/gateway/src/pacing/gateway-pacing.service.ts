@@ -1,7 +1,13 @@
 import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { ConfigService, type BotConfig } from '@relaygram/config';
 import { HealthRegistry, RelaygramMetrics, type BotHealth } from '@relaygram/observability';
-import { OutboundPacer, countPace, type CallPlan, type PaceResult } from '@relaygram/pacing';
+import {
+  OutboundPacer,
+  countPace,
+  reportTelegram429,
+  type CallPlan,
+  type PaceResult,
+} from '@relaygram/pacing';
 import { TelegramError } from '@relaygram/telegram';
 
 /** Telegram's own words for a 429, which frameworks parse. */
@@ -58,8 +64,7 @@ export class GatewayPacing implements OnModuleInit, OnModuleDestroy {
 
   /** A Telegram 429 on a paced call: the pause for every replica, and the count. */
   async telegram429(bot: BotConfig, plan: CallPlan, retryAfter: number | undefined): Promise<void> {
-    const report = await this.pacer.reportTooManyRequests(bot, plan, retryAfter ?? 1);
-    this.metrics.telegram429.inc({ bot: bot.id, scope: report.scope });
+    await reportTelegram429(this.pacer, this.metrics, bot, plan, retryAfter);
   }
 
   /** Per bot: the pauses in force, as /healthz shows them. */
