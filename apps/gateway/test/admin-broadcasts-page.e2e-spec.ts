@@ -12,6 +12,11 @@ import { bootGateway, type GatewayApp } from './support/gateway-app';
 const SCREENSHOTS = join(__dirname, 'screenshots');
 const ADMIN_TOKEN = 'broadcasts-page-admin-token-0123456789';
 const BOT = 'shop-bot';
+/** The page's size of a page of broadcasts. */
+const PAGE_SIZE = 50;
+/** As a dispatcher words it, with markup that must show as text. */
+const REFUSED_TOKEN =
+  "Telegram refused the bot's token (401 Unauthorized): every send would fail. <b>Fix the token</b>, then resume.";
 const SIDEWAYS_OVERFLOW =
   'document.documentElement.scrollWidth - document.documentElement.clientWidth';
 
@@ -56,6 +61,11 @@ describeWithChromium('admin page: broadcasts and outbox failures (gateway)', (ch
     await page.waitForSelector('#app:not([hidden])');
     await page.click('#tab-outbox');
     return page;
+  }
+
+  async function shownIds(page: Page): Promise<(string | null)[]> {
+    const cards = await page.locator('#broadcasts .broadcast').all();
+    return Promise.all(cards.map((one) => one.getAttribute('data-id')));
   }
 
   async function attributes(page: Page, selector: string, names: string[]) {
@@ -278,6 +288,77 @@ describeWithChromium('admin page: broadcasts and outbox failures (gateway)', (ch
       ADMIN_TOKEN,
     );
     expect(gone.status).toBe(404);
+    await page.close();
+  }, 60_000);
+
+  it('says why a dispatcher paused a broadcast, says nothing for an operator, and drops it on resume', async () => {
+    const refused = await seedBroadcast(store, { bot: BOT, recipients: 5 });
+    const byOperator = await seedBroadcast(store, { bot: BOT, recipients: 5 });
+    const paused = { ok: true, status: 'paused' };
+    expect(await store.control(BOT, refused, 'pause', Date.now(), REFUSED_TOKEN)).toEqual(paused);
+    expect(await store.control(BOT, byOperator, 'pause')).toEqual(paused);
+    const page = await openOutboxTab({ width: 390, height: 844 });
+    const reason = (id: string) => page.locator(`${card(id)} .paused-reason`);
+    await page.waitForSelector(`${card(byOperator)}[data-status="paused"]`);
+
+    await reason(refused).waitFor({ state: 'visible' });
+    expect(await reason(refused).textContent()).toBe(REFUSED_TOKEN);
+    expect(await reason(refused).locator('b').count()).toBe(0);
+    expect(await reason(byOperator).isVisible()).toBe(false);
+    expect(await reason(byOperator).textContent()).toBe('');
+    expect(await page.evaluate<number>(SIDEWAYS_OVERFLOW)).toBeLessThanOrEqual(0);
+    await page.locator(card(refused)).screenshot({
+      path: join(SCREENSHOTS, 'admin-broadcast-paused-reason.png'),
+    });
+
+    await page.getByRole('button', { name: `Resume broadcast ${refused} of ${BOT}` }).click();
+    await page.waitForSelector(`${card(refused)}[data-status="running"]`);
+    expect(await statusInRedis(refused)).toBe('running');
+    expect(await reason(refused).isVisible()).toBe(false);
+    expect(await reason(refused).textContent()).toBe('');
+    await page.close();
+  }, 60_000);
+
+  it('pages through more broadcasts than fit one page, Older then Newer', async () => {
+    // An hour old and a second apart: older than every other test's, in a known order.
+    const paged: string[] = [];
+    for (let i = 0; i < PAGE_SIZE + 5; i++)
+      paged.push(
+        await seedBroadcast(store, { bot: BOT, recipients: 1, startedAgoMs: 3_600_000 + i * 1000 }),
+      );
+    const others = (await store.list(BOT, 0, 1000)).length - paged.length;
+    const page = await openOutboxTab({ width: 1024, height: 768 });
+    const pager = '#broadcasts-pager';
+    const newer = page.getByRole('button', { name: 'Newer', exact: true });
+    const older = page.getByRole('button', { name: 'Older', exact: true });
+    await page.waitForSelector(`${pager}[data-offset="0"]:not([hidden])`);
+
+    const first = await shownIds(page);
+    expect(first).toHaveLength(PAGE_SIZE);
+    expect(first.slice(others)).toEqual(paged.slice(0, PAGE_SIZE - others));
+    expect(await page.textContent('#broadcasts-range')).toBe(`1–${PAGE_SIZE}`);
+    expect(await newer.isDisabled()).toBe(true);
+    expect(await older.isEnabled()).toBe(true);
+
+    await older.click();
+    await page.waitForSelector(`${pager}[data-offset="${PAGE_SIZE}"]`);
+    const second = await shownIds(page);
+    expect(second).toEqual(paged.slice(PAGE_SIZE - others));
+    expect(await page.textContent('#broadcasts-range')).toBe(
+      `${PAGE_SIZE + 1}–${PAGE_SIZE + second.length}`,
+    );
+    expect(await older.isDisabled()).toBe(true);
+    expect(await newer.isEnabled()).toBe(true);
+    expect(await page.isHidden('#broadcasts-end')).toBe(true);
+    await page.screenshot({
+      path: join(SCREENSHOTS, 'admin-broadcasts-older.png'),
+      fullPage: true,
+    });
+
+    await newer.click();
+    await page.waitForSelector(`${pager}[data-offset="0"]`);
+    expect(await shownIds(page)).toEqual(first);
+    expect(await newer.isDisabled()).toBe(true);
     await page.close();
   }, 60_000);
 

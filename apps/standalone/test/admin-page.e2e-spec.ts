@@ -191,6 +191,51 @@ describeWithChromium('admin page in a browser (standalone)', (chromiumPath) => {
     await page.close();
   });
 
+  it("filters the Queue tab to the outbox's failed sends (route _outbox)", async () => {
+    refusing = true;
+    emulator.message(sol.token, { chatId: 45, text: 'not an outbox send' });
+    const siteLetter = await deadLetterOf('not an outbox send');
+    emulator.blockChats(sol.token, [4242]);
+    const sent = await request(`${app.url}/api/v1/sol/outbox`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-token': LAPTOP_TOKEN },
+      body: JSON.stringify({ method: 'sendMessage', params: { chat_id: 4242, text: 'hi' } }),
+    });
+    expect(sent.statusCode).toBe(202);
+    const { id } = (await sent.body.json()) as { id: string };
+    await eventually(
+      async () => {
+        const { body } = await getJson(`${app.adminUrl}/admin/api/dead-letters/${id}`, admin);
+        return body.route === '_outbox' ? true : undefined;
+      },
+      { what: 'the outbox send to go dead', retryErrors: true },
+    );
+
+    const page = await openPage({ width: 1024, height: 768 });
+    await signIn(page, ADMIN_TOKEN);
+    await page.waitForSelector('#app:not([hidden])');
+    await page.click('#tab-queue');
+    await page.waitForSelector(`#letters .letter[data-id="${siteLetter}"]`);
+    const options = await page.locator('#filter-route option').all();
+    expect(await Promise.all(options.map((option) => option.getAttribute('value')))).toEqual([
+      '',
+      'site',
+      '_outbox',
+    ]);
+    await page.selectOption('#filter-route', '_outbox');
+    await page.click('#filters button[type=submit]');
+    const card = `#letters .letter[data-id="${id}"]`;
+    await page.waitForSelector(card);
+    await page.waitForSelector(`#letters .letter[data-id="${siteLetter}"]`, { state: 'detached' });
+    const routes = await page.locator('#letters .letter h3').allTextContents();
+    expect(routes.every((title) => title.startsWith('_outbox'))).toBe(true);
+    expect(await page.textContent(card)).toContain('sendsendMessage to chat 4242');
+    expect(await page.textContent(card)).toContain('last status403');
+    await page.screenshot({ path: join(SCREENSHOTS, 'admin-queue-outbox.png'), fullPage: true });
+    emulator.unblockChats(sol.token);
+    await page.close();
+  }, 60_000);
+
   it("shows a bot's pull routes with their pending updates and last poll", async () => {
     const page = await openPage({ width: 1024, height: 768 });
     await signIn(page, ADMIN_TOKEN);

@@ -1,8 +1,8 @@
 // The Outbox tab's broadcasts: their progress (a stacked bar of sent, blocked and failed
 // over the total) and Pause / Resume / Cancel, refreshed with the page's cycle while the
-// tab shows. Cards are updated in place, so a button is never swapped under a click.
-// Values a reader (or a test) needs are in data-* attributes too. Needs admin-kit.js and
-// admin-charts.js (the refresh cycle).
+// tab shows, a page of them at a time (Newer / Older). Cards are updated in place, so a
+// button is never swapped under a click. Values a reader (or a test) needs are in data-*
+// attributes too. Needs admin-kit.js and admin-charts.js (the refresh cycle).
 (function () {
   'use strict';
 
@@ -17,6 +17,8 @@
 
   var SVG_NS = 'http://www.w3.org/2000/svg';
   var LIMIT = 50;
+  /** The admin API's BROADCAST_LIST_MAX_OFFSET: it refuses to page further back. */
+  var MAX_OFFSET = 10000;
   var PAGE = 20;
   var SEGMENTS = ['sent', 'blocked', 'failed'];
   var ACTIONS = [
@@ -29,6 +31,11 @@
   /** Cards by bot/id; `ticks` orders refreshes and actions (an older answer never wins). */
   var rows = {};
   var ticks = 0;
+  /** Paging: the page asked for and the page shown (their first broadcast's place in the list). */
+  var offset = 0;
+  var shownFrom = 0;
+  var nextOffset = null;
+  var shownTick = 0;
 
   function short(id) {
     return id.length > 8 ? id.slice(0, 8) : id;
@@ -114,6 +121,7 @@
     var bar = progressBar();
     var meter = el('div', { class: 'progress', role: 'progressbar', 'aria-valuemin': 0 }, bar.plot);
     var countLine = el('div');
+    var reason = el('p', { class: 'paused-reason', hidden: true });
     var details = el('dl');
     var actions = el('div', { class: 'actions' });
     ACTIONS.forEach(function (spec) {
@@ -137,6 +145,7 @@
       'article',
       { class: 'card broadcast' },
       title,
+      reason,
       meter,
       countLine,
       details,
@@ -164,6 +173,9 @@
       meter.setAttribute('aria-valuetext', countsText(b));
       drawBar(bar, b);
       kit.replaceChildren(countLine, [counts(b)]);
+      // Only a dispatcher's pause has a reason, and the API drops it once resumed.
+      reason.textContent = b.paused_reason || '';
+      reason.hidden = !b.paused_reason;
       details.replaceWith((details = detailsOf(b)));
       ACTIONS.forEach(function (spec) {
         var button = row.buttons[spec.name];
@@ -290,29 +302,81 @@
     return nodes.length > 0;
   }
 
+  function showRows(items, asked) {
+    var seen = {};
+    var nodes = items.map(function (b) {
+      var key = b.bot + '/' + b.id;
+      seen[key] = true;
+      var row = rows[key];
+      if (!row) row = rows[key] = createRow(b);
+      else if (row.after < asked && !row.busy) row.fill(b);
+      return row.card;
+    });
+    Object.keys(rows).forEach(function (key) {
+      if (!seen[key]) delete rows[key];
+    });
+    var container = $('broadcasts');
+    if (!sameOrder(container, nodes))
+      kit.replaceChildren(container, nodes, 'No broadcasts in the last 7 days.');
+  }
+
+  function enablePager() {
+    $('broadcasts-newer').disabled = shownFrom === 0;
+    $('broadcasts-older').disabled = nextOffset === null;
+  }
+
+  function showPager(from, shown, next) {
+    var beyond = next !== null && next > MAX_OFFSET;
+    shownFrom = from;
+    nextOffset = beyond ? null : next;
+    $('broadcasts-pager').hidden = from === 0 && next === null;
+    $('broadcasts-pager').setAttribute('data-offset', from);
+    $('broadcasts-range').textContent = shown ? from + 1 + '–' + (from + shown) : '';
+    $('broadcasts-end').hidden = !beyond;
+    enablePager();
+  }
+
   function refreshBroadcasts() {
     var asked = ++ticks;
-    return api('GET', '/broadcasts?limit=' + LIMIT)
+    var from = offset;
+    return api('GET', '/broadcasts?limit=' + LIMIT + '&offset=' + from)
       .then(function (page) {
-        var seen = {};
-        var nodes = page.items.map(function (b) {
-          var key = b.bot + '/' + b.id;
-          seen[key] = true;
-          var row = rows[key];
-          if (!row) row = rows[key] = createRow(b);
-          else if (row.after < asked && !row.busy) row.fill(b);
-          return row.card;
-        });
-        Object.keys(rows).forEach(function (key) {
-          if (!seen[key]) delete rows[key];
-        });
-        var container = $('broadcasts');
-        if (!sameOrder(container, nodes))
-          kit.replaceChildren(container, nodes, 'No broadcasts in the last 7 days.');
-        $('broadcasts-more').hidden = page.next_offset === null;
+        // The page was turned, or a later answer is shown already.
+        if (from !== offset || asked < shownTick) return;
+        shownTick = asked;
+        // Broadcasts older than 7 days are dropped, so a back page can empty under the reader.
+        if (!page.items.length && from > 0) return turnTo(Math.max(0, from - LIMIT));
+        showRows(page.items, asked);
+        showPager(from, page.items.length, page.next_offset);
       })
       .catch(fail);
   }
+
+  function turnTo(to) {
+    offset = to;
+    return refreshBroadcasts();
+  }
+
+  /** A click: both buttons wait for the page, so a second click cannot skip one. */
+  function turnPage(to) {
+    $('broadcasts-newer').disabled = true;
+    $('broadcasts-older').disabled = true;
+    return turnTo(to).then(function () {
+      // Refused or lost (the status line says which): the next refresh keeps the page shown.
+      offset = shownFrom;
+      enablePager();
+      $('broadcasts-title').scrollIntoView({ block: 'nearest' });
+    });
+  }
+
+  document.addEventListener('DOMContentLoaded', function () {
+    $('broadcasts-newer').addEventListener('click', function () {
+      turnPage(Math.max(0, shownFrom - LIMIT));
+    });
+    $('broadcasts-older').addEventListener('click', function () {
+      if (nextOffset !== null) turnPage(nextOffset);
+    });
+  });
 
   kit.everyRefresh(function () {
     if (!$('app').hidden && !$('view-outbox').hidden) return refreshBroadcasts();

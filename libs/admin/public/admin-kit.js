@@ -5,6 +5,8 @@
 
   var TOKEN_KEY = 'relaygram-admin-token';
   var API = '/admin/api';
+  /** The outbox's internal route (@relaygram/contracts OUTBOX_ROUTE); every install has it. */
+  var OUTBOX_ROUTE = '_outbox';
 
   var kit;
 
@@ -103,6 +105,7 @@
 
   kit = {
     TOKEN_KEY: TOKEN_KEY,
+    OUTBOX_ROUTE: OUTBOX_ROUTE,
     $: $,
     el: el,
     token: token,

@@ -13,7 +13,7 @@
   var fields = kit.fields;
   var when = kit.when;
 
-  var OUTBOX_ROUTE = '_outbox';
+  var OUTBOX_ROUTE = kit.OUTBOX_ROUTE;
   var PAGE = 20;
 
   var outboxCursor = null;

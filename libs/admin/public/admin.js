@@ -46,6 +46,10 @@
       .then(function (overview) {
         $('service').textContent = overview.service;
         fillSelect($('filter-route'), overview.routes);
+        // Not configured, so not in the overview, yet its failed sends are dead letters too.
+        $('filter-route').appendChild(
+          el('option', { value: kit.OUTBOX_ROUTE }, kit.OUTBOX_ROUTE + ' (outbox sends)'),
+        );
         fillSelect($('filter-bot'), overview.bots);
         fillSelect($('filter-reason'), overview.dead_reasons);
         kit.fillTraceBots(overview.bots);
@@ -213,6 +217,15 @@
       .catch(fail);
   }
 
+  /** An outbox send's dead letter holds its Bot API call, not an update (its update_id is 0). */
+  function letterSubject(letter) {
+    var type = letter.update_type ? ' (' + letter.update_type + ')' : '';
+    if (letter.route !== kit.OUTBOX_ROUTE) return ['update', letter.update_id + type];
+    var call = letter.update && typeof letter.update === 'object' ? letter.update : {};
+    var chat = call.params && typeof call.params === 'object' ? call.params.chat_id : undefined;
+    return ['send', (call.method || '?') + (chat === undefined ? '' : ' to chat ' + chat)];
+  }
+
   function letterCard(letter) {
     var card = el(
       'article',
@@ -225,7 +238,7 @@
         el('span', { class: 'muted' }, letter.bot),
       ),
       fields([
-        ['update', letter.update_id + (letter.update_type ? ' (' + letter.update_type + ')' : '')],
+        letterSubject(letter),
         ['attempts', letter.attempts],
         ['last status', letter.last_status],
         ['last error', letter.last_error],
@@ -239,7 +252,7 @@
       el(
         'details',
         null,
-        el('summary', null, 'Update'),
+        el('summary', null, letter.route === kit.OUTBOX_ROUTE ? 'Call' : 'Update'),
         el('pre', null, JSON.stringify(letter.update, null, 2)),
       ),
     );
