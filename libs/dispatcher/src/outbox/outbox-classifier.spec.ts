@@ -1,4 +1,4 @@
-import { classifyOutboxCall } from './outbox-classifier';
+import { classifyOutboxCall, outboxRetryDelay } from './outbox-classifier';
 
 describe('classifyOutboxCall', () => {
   it('calls an ok answer sent', () => {
@@ -50,5 +50,25 @@ describe('classifyOutboxCall', () => {
     { kind: 'network' as const },
   ])('backs off and tries again after %o', (result) => {
     expect(classifyOutboxCall(result)).toEqual({ outcome: 'retry' });
+  });
+});
+
+describe('outboxRetryDelay', () => {
+  const top = () => 0.999_999;
+
+  it("waits exactly a 429's or the pacing's retry_after, however many attempts came before", () => {
+    for (const attempt of [1, 6, 12]) {
+      expect(
+        outboxRetryDelay({ outcome: 'retry', retryAfterMs: 2_000 }, attempt, 60_000, top),
+      ).toBe(2_000);
+    }
+    expect(outboxRetryDelay({ outcome: 'retry', retryAfterMs: 90_000 }, 1, 60_000)).toBe(60_000);
+  });
+
+  it('backs off a 5xx or a network error by the attempt, with full jitter, up to the cap', () => {
+    expect(outboxRetryDelay({ outcome: 'retry' }, 1, 60_000, top)).toBe(999);
+    expect(outboxRetryDelay({ outcome: 'retry' }, 4, 60_000, top)).toBe(7_999);
+    expect(outboxRetryDelay({ outcome: 'retry' }, 30, 60_000, top)).toBe(59_999);
+    expect(outboxRetryDelay({ outcome: 'retry' }, 4, 60_000, () => 0)).toBe(0);
   });
 });

@@ -1,3 +1,5 @@
+import { backoffDelay } from '../delivery/backoff';
+
 /** How one call of an outbox send ended, as the Bot API client saw it. */
 export type OutboxCallResult =
   | { kind: 'ok' }
@@ -44,4 +46,21 @@ export function classifyOutboxCall(result: OutboxCallResult): OutboxVerdict {
       return { outcome: 'retry' };
     }
   }
+}
+
+/**
+ * How long a send waits before its next attempt. A 429's `retry_after` (or the pacing's)
+ * is Telegram's own word on when the call may go: the send waits exactly that (up to
+ * the cap), not the exponential backoff. The send's attempt count also holds its 429s
+ * and pacing refusals, which are no sign that Telegram is failing, so only the other
+ * retries (5xx, timeouts, network errors) back off by it, with full jitter.
+ */
+export function outboxRetryDelay(
+  verdict: Extract<OutboxVerdict, { outcome: 'retry' }>,
+  attempt: number,
+  capMs: number,
+  random: () => number = Math.random,
+): number {
+  if (verdict.retryAfterMs !== undefined) return Math.min(capMs, verdict.retryAfterMs);
+  return backoffDelay(attempt, capMs, random);
 }

@@ -19,11 +19,10 @@ import {
 } from '@relaygram/telegram';
 import type { Logger } from 'pino';
 import { isExpired } from '../delivery/attempt-classifier';
-import { retryDelay } from '../delivery/backoff';
 import { DISPATCHER_LOGGER } from '../dispatcher-options';
 import { BotClients } from '../telegram/bot-clients';
 import type { RouteRuntime } from '../routes/route-runtimes';
-import { classifyOutboxCall, type OutboxCallResult } from './outbox-classifier';
+import { classifyOutboxCall, outboxRetryDelay, type OutboxCallResult } from './outbox-classifier';
 
 /** One call to Telegram, as far as it went. */
 interface Called {
@@ -145,11 +144,7 @@ export class OutboxSender {
         });
       case 'retry': {
         const at = Date.now();
-        const delay = retryDelay(
-          head.attempt,
-          route.config.retry.backoffCapMs,
-          verdict.retryAfterMs,
-        );
+        const delay = outboxRetryDelay(verdict, head.attempt, route.config.retry.backoffCapMs);
         const lastError = describe(called.result);
         await this.#settle(entry.bot, entry.deliveryId, {
           status: 'queued',
