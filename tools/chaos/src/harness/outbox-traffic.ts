@@ -56,7 +56,7 @@ export class OutboxTraffic {
   private readonly tag = randomBytes(6).toString('hex');
 
   constructor(
-    private readonly cluster: ChaosCluster,
+    readonly cluster: ChaosCluster,
     readonly options: OutboxTrafficOptions,
   ) {
     this.chatIds = Array.from({ length: options.chats }, (_, i) => FIRST_CHAT + i);

@@ -6,6 +6,7 @@ import { drainJobsDeleted } from './drain-jobs-deleted.scenario';
 import { flakyReceiver } from './flaky-receiver.scenario';
 import { ingressKillBeforeArm } from './ingress-kill-before-arm.scenario';
 import { networkDrop } from './network-drop.scenario';
+import { outboxFaults } from './outbox-faults.scenario';
 import { outboxKill } from './outbox-kill.scenario';
 import { pollingIngressKill } from './polling-ingress-kill.scenario';
 import { receiverDown } from './receiver-down.scenario';
@@ -37,5 +38,6 @@ export const SCENARIOS: readonly Scenario[] = [
   reloadRoutes,
   drainJobsDeleted,
   outboxKill,
+  outboxFaults,
   broadcastKill,
 ];
