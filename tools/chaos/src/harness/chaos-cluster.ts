@@ -107,6 +107,9 @@ export class ChaosCluster {
     await this.redis.start();
     log(`redis-server on ${this.redis.url}, AOF everysec in ${this.redis.dataDir}`);
     this.emulator = await TelegramEmulator.start({
+      // The audits read the calls back: outbox-faults alone makes 10,000 sends, and the
+      // service traffic calls the same bot meanwhile.
+      historyLimit: 100_000,
       webhookRetryDelayMs: 100,
       webhookMaxRetryDelayMs: 1_000,
       webhookTimeoutMs: 30_000,

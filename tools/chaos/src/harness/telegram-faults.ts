@@ -28,7 +28,8 @@ export class TelegramFaults {
   /** When `stop` was first called. */
   stoppedAt: number | undefined;
   #timer: NodeJS.Timeout | undefined;
-  #seen = 0;
+  /** The last call of `method` looked at (its `seq`); history is bounded, seq is not. */
+  #lastSeq = -1;
 
   constructor(
     private readonly emulator: TelegramEmulator,
@@ -39,10 +40,9 @@ export class TelegramFaults {
 
   start(): void {
     if (this.#timer) return;
-    this.#seen = this.#calls();
+    this.#newCalls();
     this.#timer = setInterval(() => {
-      const calls = this.#calls();
-      for (; this.#seen < calls; this.#seen++) if (Math.random() < this.share) this.#place();
+      for (let n = this.#newCalls(); n > 0; n--) if (Math.random() < this.share) this.#place();
     }, TICK_MS);
   }
 
@@ -54,8 +54,13 @@ export class TelegramFaults {
     this.emulator.clearFailures(this.bot);
   }
 
-  #calls(): number {
-    return this.emulator.calls(this.bot, { method: this.method }).length;
+  /** Calls of `method` that arrived since the last look. */
+  #newCalls(): number {
+    const calls = this.emulator.calls(this.bot, { method: this.method });
+    let fresh = 0;
+    for (let i = calls.length - 1; i >= 0 && (calls[i]?.seq ?? -1) > this.#lastSeq; i--) fresh++;
+    this.#lastSeq = calls.at(-1)?.seq ?? this.#lastSeq;
+    return fresh;
   }
 
   #place(): void {
