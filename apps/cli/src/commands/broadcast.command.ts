@@ -9,6 +9,7 @@ import {
   type QueueContext,
 } from '@relaygram/queue';
 import { UsageError, withQueue, withStoreOptions, type StoreOptions } from './queue-session';
+import { printable } from './terminal-text';
 
 interface BotOptions extends StoreOptions {
   bot?: string;
@@ -275,16 +276,4 @@ function duration(ms: number): string {
     .filter(([n]) => n > 0)
     .map(([n, unit]) => `${n}${unit}`)
     .join(' ');
-}
-
-/**
- * Ids, clients and methods come from the gateway's callers: control characters, and the
- * line and paragraph separators, print as `\uXXXX` instead of acting on the terminal.
- */
-function printable(text: string): string {
-  return text.replace(
-    // eslint-disable-next-line no-control-regex -- matching control characters is the point
-    /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
 }

@@ -10,6 +10,7 @@ import {
 } from '@relaygram/queue';
 import { DEFAULT_WIDTH } from './delivery-log-format';
 import { UsageError, withQueue, withStoreOptions, type StoreOptions } from './queue-session';
+import { printable } from './terminal-text';
 
 interface ShowOptions extends StoreOptions {
   bot?: string;
@@ -122,18 +123,6 @@ function outboxLines(record: OutboxRecord, width = DEFAULT_WIDTH): string[] {
     rows.push(['migrated to', String(view.migrated_to_chat_id)]);
   }
   return rows.map(([label, value]) => `${label.padEnd(LABEL_WIDTH)}${value}`);
-}
-
-/**
- * Control characters, and the line and paragraph separators, as `\uXXXX`. JSON.stringify
- * already escapes C0 in a result; C1 and U+2028/2029 it leaves as they are.
- */
-function printable(text: string): string {
-  return text.replace(
-    // eslint-disable-next-line no-control-regex -- matching control characters is the point
-    /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
 }
 
 function cut(text: string, width: number): string {
