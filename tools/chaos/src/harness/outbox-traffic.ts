@@ -35,7 +35,6 @@ export interface OutboxPost {
 
 /** First chat id of the sends: far from the chats of the update load and the service traffic. */
 const FIRST_CHAT = 7_000_000;
-const TEXT = /^o(\d+)$/;
 
 /**
  * A service handing sends to the outbox (`POST /api/v1/:botId/outbox`) while processes
@@ -64,7 +63,8 @@ export class OutboxTraffic {
       this.posts.push({
         n,
         chat: this.chatIds[(n - 1) % options.chats] as number,
-        text: `o${n}`,
+        // The run's tag keeps apart the sends of an earlier scenario on the same emulator.
+        text: `o${n} ${this.tag}`,
         key: `chaos-${this.tag}-o${n}`,
         tries: 0,
       });
@@ -131,7 +131,7 @@ export class OutboxTraffic {
       .calls(botId, { method: 'sendMessage' })
       .filter((call) => call.status === 200)
       .flatMap((call) => {
-        const made = sendOf(call);
+        const made = this.sendOf(call);
         return made && chats.has(made.chat) ? [{ ...made, time: call.time }] : [];
       })
       .sort((a, b) => a.time - b.time);
@@ -151,6 +151,22 @@ export class OutboxTraffic {
   async status(post: OutboxPost): Promise<unknown> {
     const url = `${this.cluster.gateway.url}/api/v1/${this.options.bot}/outbox/${post.id}`;
     return this.cluster.getJson(url, { 'x-service-token': this.cluster.clientToken });
+  }
+
+  /** The number of this traffic's send a recorded call carries, or undefined for another call. */
+  numberOf(call: RecordedCall): number | undefined {
+    const text = call.params.text;
+    if (typeof text !== 'string' || !text.endsWith(` ${this.tag}`) || !text.startsWith('o')) {
+      return undefined;
+    }
+    const n = Number(text.slice(1, -this.tag.length - 1));
+    return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+  }
+
+  /** The send a recorded call made: its `o<n>` and its chat, or undefined for another call. */
+  private sendOf(call: RecordedCall): { n: number; chat: number } | undefined {
+    const n = this.numberOf(call);
+    return n === undefined ? undefined : { n, chat: Number(call.params.chat_id) };
   }
 
   private botIdentity() {
@@ -203,12 +219,4 @@ export class OutboxTraffic {
       await sleep(status === 0 ? 200 : 1_000);
     }
   }
-}
-
-/** The send a recorded call made: its `o<n>` and its chat, or undefined for another call. */
-function sendOf(call: RecordedCall): { n: number; chat: number } | undefined {
-  const text = call.params.text;
-  const match = typeof text === 'string' ? TEXT.exec(text) : null;
-  if (!match) return undefined;
-  return { n: Number(match[1]), chat: Number(call.params.chat_id) };
 }

@@ -107,7 +107,7 @@ function duplicatesOf(audit: OutboxAudit): string[] {
 async function wrongRecords(outbox: OutboxTraffic, quick: boolean): Promise<string[]> {
   const callsOf = new Map<number, number>();
   for (const call of sendCalls(outbox)) {
-    const n = numberOf(call);
+    const n = outbox.numberOf(call);
     if (n !== undefined) callsOf.set(n, (callsOf.get(n) ?? 0) + 1);
   }
   const accepted = outbox.accepted;
@@ -167,13 +167,8 @@ function sendCalls(outbox: OutboxTraffic): RecordedCall[] {
       (call) =>
         call.status !== undefined &&
         chats.has(Number(call.params.chat_id)) &&
-        numberOf(call) !== undefined,
+        outbox.numberOf(call) !== undefined,
     );
-}
-
-function numberOf(call: RecordedCall): number | undefined {
-  const match = typeof call.params.text === 'string' ? /^o(\d+)$/.exec(call.params.text) : null;
-  return match ? Number(match[1]) : undefined;
 }
 
 function auditNow(outbox: OutboxTraffic): OutboxAudit {
